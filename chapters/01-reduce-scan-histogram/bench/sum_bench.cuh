@@ -1,0 +1,44 @@
+// Benchmark registration shared by exercises 1.1 to 1.4: each exercise's
+// bench file registers its sum under "<function>/int32/<n>"; the baselines
+// (cub_reduce_sum, copy_bandwidth) run in the same program.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+#include "cudalab/bench.cuh"
+#include "cudalab/reduce.cuh"
+
+namespace cudalab::bench::sum {
+
+/// The chapter's standard sizes: 2^20 (4 MiB of int32, fits in L2 but is
+/// flushed before every run), 2^24 and 2^28 (1 GiB).
+inline const std::initializer_list<std::int64_t> kSizes = {1 << 20, 1 << 24, 1 << 28};
+
+/// Input values: uniform in [-2^20, 2^20], generated on the device once.
+inline const DeviceBuffer<int>& input(std::size_t n) {
+  return cached_uniform_ints<int>(n, 2024, -(1 << 20), 1 << 20);
+}
+
+using IntSum = void (*)(const int*, std::size_t, long long*, cudaStream_t);
+
+/// Registers "<name>/int32/<n>" for every standard size: n int32 read once,
+/// one long long written.
+inline bool register_int_sum(const std::string& name, IntSum fn) {
+  auto* b = benchmark::RegisterBenchmark((name + "/int32").c_str(), [fn](benchmark::State& state) {
+    if (!require_device(state)) return;
+    const auto n = static_cast<std::size_t>(state.range(0));
+    const DeviceBuffer<int>& in = input(n);
+    static DeviceBuffer<long long> out(1);
+    time_runs(state, [&](cudaStream_t s) { fn(in.data(), n, out.data(), s); },
+              n * sizeof(int) + sizeof(long long), n);
+  });
+  for (auto n : kSizes) b->Arg(n);
+  b->UseManualTime()->Unit(benchmark::kMicrosecond);
+  return true;
+}
+
+}  // namespace cudalab::bench::sum

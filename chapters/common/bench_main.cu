@@ -1,0 +1,37 @@
+// Benchmark main for every cudalab benchmark program: names the device, its
+// SM count and memory in the benchmark context (so a JSON result says where it
+// was measured), then runs the registered benchmarks.
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "cudalab/device.cuh"
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  if (cudalab::device_count() > 0) {
+    const cudaDeviceProp prop = cudalab::current_device_properties();
+    int runtime = 0;
+    int driver = 0;
+    cudaRuntimeGetVersion(&runtime);
+    cudaDriverGetVersion(&driver);
+    benchmark::AddCustomContext("device", prop.name);
+    benchmark::AddCustomContext("compute_capability",
+                                std::to_string(prop.major) + "." + std::to_string(prop.minor));
+    benchmark::AddCustomContext("sm_count", std::to_string(prop.multiProcessorCount));
+    benchmark::AddCustomContext("l2_bytes", std::to_string(prop.l2CacheSize));
+    benchmark::AddCustomContext("global_memory_bytes", std::to_string(prop.totalGlobalMem));
+    benchmark::AddCustomContext("cuda_runtime", std::to_string(runtime));
+    benchmark::AddCustomContext("cuda_driver", std::to_string(driver));
+  } else {
+    benchmark::AddCustomContext("device", "none");
+  }
+  if (const char* commit = std::getenv("CUDALAB_COMMIT")) {
+    benchmark::AddCustomContext("commit", commit);
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

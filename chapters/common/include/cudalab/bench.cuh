@@ -1,0 +1,139 @@
+/// @file bench.cuh
+/// @brief Benchmark helpers: CUDA-event timing for Google Benchmark, an L2
+///        flush between iterations, device-side input generation and the
+///        device copy bandwidth that every chapter reports beside its results.
+///
+/// Conventions (DESIGN.md): every benchmark uses manual time measured with
+/// CUDA events, sets bytes and items processed, and runs in the same process
+/// as its baseline so that results are reported as ratios.
+#pragma once
+
+#include <benchmark/benchmark.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "cudalab/device.cuh"
+#include "cudalab/device_buffer.cuh"
+#include "cudalab/error.cuh"
+#include "cudalab/generators.hpp"
+#include "cudalab/timer.cuh"
+
+namespace cudalab::bench {
+
+/// @brief Marks the benchmark skipped when there is no CUDA device.
+/// @return true when the benchmark may run.
+inline bool require_device(benchmark::State& state) {
+  if (device_count() > 0) return true;
+  state.SkipWithError("no CUDA device");
+  return false;
+}
+
+/// @brief Evicts the L2 cache by writing a buffer twice its size, so that an
+///        iteration never reads input left in L2 by the one before it.
+class L2Flusher {
+ public:
+  L2Flusher() {
+    const cudaDeviceProp prop = current_device_properties();
+    buffer_ = DeviceBuffer<unsigned char>(2 * static_cast<std::size_t>(prop.l2CacheSize));
+  }
+  /// Enqueues the flush on `stream` (outside any timed region).
+  void flush(cudaStream_t stream) { buffer_.fill_bytes(0x5a, stream); }
+
+ private:
+  DeviceBuffer<unsigned char> buffer_;
+};
+
+/// @brief Runs `launch(stream)` once per benchmark iteration, timed with CUDA
+///        events after an L2 flush, and reports bytes/s and items/s.
+/// @param launch        enqueues the work on the stream it is given
+/// @param bytes_per_run the fewest bytes one run must move through device
+///                      memory (each input read once, each output written once)
+/// @param items_per_run elements processed by one run
+template <class Launch>
+void time_runs(benchmark::State& state, Launch&& launch, std::size_t bytes_per_run,
+               std::size_t items_per_run) {
+  static L2Flusher flusher;
+  cudaStream_t stream = nullptr;
+  EventTimer timer;
+  launch(stream);  // warm-up: module load, first-touch of the pages
+  CUDALAB_CHECK(cudaStreamSynchronize(stream));
+  for (auto _ : state) {
+    flusher.flush(stream);
+    timer.start(stream);
+    launch(stream);
+    timer.stop(stream);
+    state.SetIterationTime(static_cast<double>(timer.elapsed_ms()) / 1e3);
+  }
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                          static_cast<std::int64_t>(bytes_per_run));
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) *
+                          static_cast<std::int64_t>(items_per_run));
+  state.counters["n"] = static_cast<double>(items_per_run);
+}
+
+namespace detail {
+template <class T>
+__global__ void fill_uniform_int_kernel(T* out, std::size_t n, std::uint64_t seed, T lo, T hi) {
+  const std::uint64_t span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo) + 1;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    std::uint64_t x = seed ^ (i * 0x9E3779B97F4A7C15ull);
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    out[i] = static_cast<T>(lo + static_cast<T>(__umul64hi(x, span)));
+  }
+}
+}  // namespace detail
+
+/// @brief A device array of n integers uniform in [lo, hi], generated on the
+///        device and cached per (n, seed) for the life of the program, so
+///        that benchmarks at 2^28 elements do not spend seconds on inputs.
+template <class T>
+const DeviceBuffer<T>& cached_uniform_ints(std::size_t n, std::uint64_t seed, T lo, T hi) {
+  static std::map<std::pair<std::size_t, std::uint64_t>, DeviceBuffer<T>> cache;
+  auto it = cache.find({n, seed});
+  if (it == cache.end()) {
+    DeviceBuffer<T> buf(n);
+    if (n > 0) {
+      detail::fill_uniform_int_kernel<<<4 * sm_count(), 256>>>(buf.data(), n, seed, lo, hi);
+      CUDALAB_CHECK_LAUNCH();
+      CUDALAB_CHECK(cudaDeviceSynchronize());
+    }
+    it = cache.emplace(std::make_pair(n, seed), std::move(buf)).first;
+  }
+  return it->second;
+}
+
+/// @brief Registers "copy_bandwidth/<type>/<n>": a device-to-device
+///        cudaMemcpyAsync of n elements of T, counting bytes read plus bytes
+///        written. It is the practical ceiling of any memory-bound kernel on
+///        this device, measured in the same run as the kernels it judges.
+template <class T>
+void register_copy_bandwidth(const std::string& type_name, std::initializer_list<std::int64_t> sizes) {
+  auto* b = benchmark::RegisterBenchmark(
+      ("copy_bandwidth/" + type_name).c_str(), [](benchmark::State& state) {
+        if (!require_device(state)) return;
+        const auto n = static_cast<std::size_t>(state.range(0));
+        const DeviceBuffer<T>& src = cached_uniform_ints<T>(n, 1, T{0}, T{100});
+        static std::map<std::size_t, DeviceBuffer<T>> destinations;
+        DeviceBuffer<T>& dst = destinations.try_emplace(n, n).first->second;
+        time_runs(
+            state,
+            [&](cudaStream_t s) {
+              CUDALAB_CHECK(cudaMemcpyAsync(dst.data(), src.data(), n * sizeof(T),
+                                            cudaMemcpyDeviceToDevice, s));
+            },
+            2 * n * sizeof(T), n);
+      });
+  for (auto n : sizes) b->Arg(n);
+  b->UseManualTime()->Unit(benchmark::kMicrosecond);
+}
+
+}  // namespace cudalab::bench

@@ -1,0 +1,99 @@
+# Helpers that give every exercise the same targets, names and flags.
+#
+# For an exercise with slug S in chapter C (e.g. 01-reduce-scan-histogram) and
+# each implementation I in CUDALAB_IMPLEMENTATIONS (solution, starter):
+#   cudalab_S_I        static library built from solutions/C/S.cu or starter/C/S.cu
+#   S_test_I           bin/S_test_I: tests/C/S_test.cu (compiled once) + that library
+#   S_bench_I          bin/S_bench_I: C/bench/S_bench.cu + the chapter's baselines
+#                      (compiled once) + that library
+# and the chapter library cudalab_chNN_I holding every exercise of the chapter.
+# The CTest test "C/S" runs the solution's tests.
+
+# Warnings for every target; -Werror on code we own when CUDALAB_WERROR is on
+# (student code, the starter, gets warnings but never -Werror).
+function(cudalab_target_warnings target)
+  cmake_parse_arguments(W "NO_WERROR" "" "" ${ARGN})
+  set(host_flags -Wall -Wextra)
+  if(CUDALAB_WERROR AND NOT W_NO_WERROR)
+    list(APPEND host_flags -Werror)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--Werror=all-warnings>)
+  endif()
+  list(JOIN host_flags "," host_csv)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:${host_flags}>
+    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=${host_csv}>
+    $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
+endfunction()
+
+# cudalab_add_chapter(NUMBER 01 HEADERS <interface target> BASELINES <bench sources>
+#                     EXERCISES slug...)
+function(cudalab_add_chapter)
+  cmake_parse_arguments(C "" "NUMBER;HEADERS" "BASELINES;EXERCISES" ${ARGN})
+  get_filename_component(chapter "${CMAKE_CURRENT_SOURCE_DIR}" NAME)
+  set(root "${PROJECT_SOURCE_DIR}")
+
+  if(CUDALAB_BUILD_BENCHMARKS AND C_BASELINES)
+    add_library(cudalab_ch${C_NUMBER}_baselines OBJECT ${C_BASELINES})
+    target_link_libraries(cudalab_ch${C_NUMBER}_baselines PRIVATE ${C_HEADERS} cudalab::bench)
+    cudalab_target_warnings(cudalab_ch${C_NUMBER}_baselines)
+  endif()
+
+  foreach(impl IN LISTS CUDALAB_IMPLEMENTATIONS)
+    add_library(cudalab_ch${C_NUMBER}_${impl} STATIC)
+    target_link_libraries(cudalab_ch${C_NUMBER}_${impl} PUBLIC ${C_HEADERS})
+  endforeach()
+
+  foreach(slug IN LISTS C_EXERCISES)
+    if(CUDALAB_BUILD_TESTS)
+      add_library(${slug}_test_obj OBJECT "${root}/tests/${chapter}/${slug}_test.cu")
+      target_link_libraries(${slug}_test_obj PRIVATE ${C_HEADERS} cudalab::test)
+      cudalab_target_warnings(${slug}_test_obj)
+    endif()
+    if(CUDALAB_BUILD_BENCHMARKS)
+      add_library(${slug}_bench_obj OBJECT "${CMAKE_CURRENT_SOURCE_DIR}/bench/${slug}_bench.cu")
+      target_link_libraries(${slug}_bench_obj PRIVATE ${C_HEADERS} cudalab::bench)
+      cudalab_target_warnings(${slug}_bench_obj)
+    endif()
+
+    foreach(impl IN LISTS CUDALAB_IMPLEMENTATIONS)
+      if(impl STREQUAL "solution")
+        set(src "${root}/solutions/${chapter}/${slug}.cu")
+        set(werror "")
+      else()
+        set(src "${root}/starter/${chapter}/${slug}.cu")
+        set(werror NO_WERROR)
+      endif()
+      set(lib cudalab_${slug}_${impl})
+      add_library(${lib} OBJECT "${src}")
+      target_link_libraries(${lib} PUBLIC ${C_HEADERS})
+      cudalab_target_warnings(${lib} ${werror})
+      if(impl STREQUAL "starter")
+        # Unfinished code declares what the student has yet to use: do not
+        # warn about unused variables there (nvcc diagnostic 177, GCC's).
+        target_compile_options(${lib} PRIVATE
+          $<$<COMPILE_LANGUAGE:CUDA>:-diag-suppress=177 -Xcompiler=-Wno-unused-variable,-Wno-unused-parameter>)
+      endif()
+      target_sources(cudalab_ch${C_NUMBER}_${impl} PRIVATE $<TARGET_OBJECTS:${lib}>)
+
+      if(CUDALAB_BUILD_TESTS)
+        add_executable(${slug}_test_${impl}
+          $<TARGET_OBJECTS:${slug}_test_obj> $<TARGET_OBJECTS:${lib}>)
+        target_link_libraries(${slug}_test_${impl} PRIVATE cudalab::test_main)
+        set_target_properties(${slug}_test_${impl} PROPERTIES LINKER_LANGUAGE CUDA)
+        if(impl STREQUAL "solution")
+          add_test(NAME "${chapter}/${slug}" COMMAND ${slug}_test_solution)
+          set_tests_properties("${chapter}/${slug}" PROPERTIES LABELS "exercise;gpu" TIMEOUT 900)
+        endif()
+      endif()
+      if(CUDALAB_BUILD_BENCHMARKS)
+        set(objs $<TARGET_OBJECTS:${slug}_bench_obj> $<TARGET_OBJECTS:${lib}>)
+        if(C_BASELINES)
+          list(APPEND objs $<TARGET_OBJECTS:cudalab_ch${C_NUMBER}_baselines>)
+        endif()
+        add_executable(${slug}_bench_${impl} ${objs})
+        target_link_libraries(${slug}_bench_${impl} PRIVATE cudalab::bench_main)
+        set_target_properties(${slug}_bench_${impl} PROPERTIES LINKER_LANGUAGE CUDA)
+      endif()
+    endforeach()
+  endforeach()
+endfunction()
