@@ -1,0 +1,588 @@
+"""Tests of tools/grade, without a GPU and without CUDA.
+
+Each test builds a small course tree in a temporary directory: a manifest,
+student sources, and fake programs in build/default/bin (Python scripts that
+write gtest or Google Benchmark JSON, crash, or hang). Fake `ninja`, `cmake`
+and `compute-sanitizer` scripts on PATH stand in for the real tools.
+"""
+from __future__ import annotations
+
+import contextlib
+import csv
+import importlib.machinery
+import importlib.util
+import io
+import json
+import os
+import stat
+import sys
+import tempfile
+import textwrap
+import unittest
+from pathlib import Path
+from unittest import mock
+
+REPO = Path(__file__).resolve().parents[3]
+TOOLS = REPO / "tools"
+sys.path.insert(0, str(TOOLS))
+
+
+def _load_grade():
+    loader = importlib.machinery.SourceFileLoader("cudalab_grade_cli", str(TOOLS / "grade"))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+grade_cli = _load_grade()
+from cudalab_grade import bench, build, gtest, report, source  # noqa: E402
+from cudalab_grade.manifest import UsageError, load_all, select  # noqa: E402
+
+MANIFEST = """
+[chapter]
+number = 1
+dir = "01-demo"
+title = "Demo"
+lesson = "README.md"
+
+[[exercise]]
+id = "1.1"
+slug = "alpha"
+title = "First exercise"
+file = "alpha.cu"
+header = "include/x.cuh"
+function = "x::alpha"
+test_filter = "*Alpha*"
+points = 10
+forbid = ["cub::"]
+hints = ["gentle", "clearer", "explicit"]
+[exercise.perf]
+benchmark = "alpha/int32/1024"
+baseline = "cub_base/int32/1024"
+ratio = 0.5
+points = 4
+
+[[exercise]]
+id = "1.2"
+slug = "beta"
+title = "Second exercise"
+file = "beta.cu"
+header = "include/x.cuh"
+function = "x::beta"
+test_filter = "*Beta*"
+points = 6
+forbid = []
+hints = ["only one"]
+"""
+
+PY = sys.executable
+
+
+def gtest_json(tests):
+    """tests: list of (suite, name, result, [failure texts])."""
+    suites = {}
+    for suite, name, result, failures in tests:
+        entry = {"name": name, "status": "RUN", "result": result, "classname": suite}
+        if failures:
+            entry["failures"] = [{"failure": f, "type": ""} for f in failures]
+        suites.setdefault(suite, []).append(entry)
+    return {"tests": len(tests), "testsuites": [
+        {"name": s, "tests": len(t), "testsuite": t} for s, t in suites.items()]}
+
+
+def bench_json(entries):
+    return {"context": {}, "benchmarks": entries}
+
+
+def _write_exe(path: Path, body: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!{PY}\n" + textwrap.dedent(body))
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+
+def fake_test(path: Path, report_data=None, stdout="", exit_code=0, action=""):
+    """A test program: prints stdout, writes report_data to --gtest_output, then `action`."""
+    _write_exe(path, f"""
+        import json, os, signal, sys, time
+        sys.stdout.write({stdout!r}); sys.stdout.flush()
+        with open(os.environ.get("FAKE_LOG", os.devnull), "a") as log:
+            log.write(json.dumps({{"argv": sys.argv, "seed": os.environ.get("CUDALAB_SEED"),
+                                  "max_n": os.environ.get("CUDALAB_MAX_N")}}) + "\\n")
+        {action}
+        data = {report_data!r}
+        for a in sys.argv[1:]:
+            if a.startswith("--gtest_output=json:") and data is not None:
+                with open(a.split(":", 1)[1], "w") as f:
+                    json.dump(data, f)
+        sys.exit({exit_code})
+    """)
+
+
+class Tree:
+    """A temporary course tree with fake programs and fake build tools."""
+
+    def __init__(self, tmp: Path):
+        self.root = tmp / "course"
+        (self.root / "chapters" / "01-demo").mkdir(parents=True)
+        (self.root / "chapters" / "01-demo" / "exercises.toml").write_text(MANIFEST)
+        for top in ("starter", "solutions"):
+            for name in ("alpha", "beta"):
+                p = self.root / top / "01-demo" / f"{name}.cu"
+                p.parent.mkdir(parents=True, exist_ok=True)
+                p.write_text(f"// {name}: uses cub:: only in this comment\nvoid {name}() {{}}\n")
+        self.build = self.root / "build" / "default"
+        self.bin = self.build / "bin"
+        self.bin.mkdir(parents=True)
+        (self.build / "CMakeCache.txt").write_text("")
+        self.tools = tmp / "fakebin"
+        self.tools.mkdir()
+        self.log = tmp / "calls.log"
+        # ninja: no work for every target except those in STALE; knows every target
+        _write_exe(self.tools / "ninja", f"""
+            import os, sys
+            with open({str(self.log)!r}, "a") as log:
+                log.write("ninja " + " ".join(sys.argv[1:]) + "\\n")
+            if "-t" in sys.argv:
+                for t in os.environ.get("FAKE_TARGETS", "").split():
+                    print(t + ": phony")
+                sys.exit(0)
+            target = sys.argv[-1]
+            if target in os.environ.get("STALE", "").split():
+                print("[1/1] Linking bin/" + target)
+            else:
+                print("ninja: no work to do.")
+        """)
+        self.build_output = tmp / "build-output.txt"
+        # cmake: prints build-output.txt (when it exists) as the build's output
+        _write_exe(self.tools / "cmake", f"""
+            import os, sys
+            with open({str(self.log)!r}, "a") as log:
+                log.write("cmake " + " ".join(sys.argv[1:]) + "\\n")
+            if os.path.exists({str(self.build_output)!r}):
+                print(open({str(self.build_output)!r}).read())
+        """)
+        self.env = {"PATH": f"{self.tools}{os.pathsep}{os.environ.get('PATH', '')}",
+                    "FAKE_LOG": str(tmp / "runs.log"), "STALE": "",
+                    "FAKE_TARGETS": "alpha_test_starter beta_test_starter alpha_bench_starter "
+                                    "alpha_test_solution beta_test_solution alpha_bench_solution"}
+
+    def passing(self, slug, n=3, suite=None):
+        suite = suite or slug.capitalize()
+        fake_test(self.bin / f"{slug}_test_starter",
+                  gtest_json([(suite, f"T{i}", "COMPLETED", []) for i in range(n)]))
+
+    def runs(self):
+        p = Path(self.env["FAKE_LOG"])
+        return [json.loads(line) for line in p.read_text().splitlines()] if p.exists() else []
+
+    def calls(self):
+        return self.log.read_text().splitlines() if self.log.exists() else []
+
+    def grade(self, *argv):
+        """(exit code, stdout, stderr) of tools/grade on this tree."""
+        out, err = io.StringIO(), io.StringIO()
+        with mock.patch.dict(os.environ, self.env), contextlib.redirect_stdout(out), \
+                contextlib.redirect_stderr(err):
+            code = grade_cli.main(list(argv), root=self.root)
+        return code, out.getvalue(), err.getvalue()
+
+    def grade_json(self, *argv):
+        code, out, err = self.grade(*argv, "--json", "-", "-q")
+        return code, json.loads(out), err
+
+
+class GradeTestCase(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="test-grade-")
+        self.tree = Tree(Path(self._tmp.name))
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def exercise(self, data, ex_id):
+        return next(e for e in data["cudalab"]["exercises"] if e["id"] == ex_id)
+
+
+class ScoringTest(GradeTestCase):
+    def test_all_pass_gives_full_points(self):
+        self.tree.passing("alpha")
+        self.tree.passing("beta")
+        code, data, _ = self.tree.grade_json("--no-build")
+        self.assertEqual(code, 0)
+        self.assertEqual(data["score"], 16)
+        self.assertEqual([t["status"] for t in data["tests"]], ["passed", "passed"])
+        self.assertEqual(data["tests"][0]["name"], "1.1 alpha: First exercise")
+        self.assertEqual(data["tests"][0]["max_score"], 10)
+        self.assertEqual(data["stdout_visibility"], "visible")
+        self.assertEqual(self.exercise(data, "1.1")["status"], "passed")
+
+    def test_one_failure_costs_all_correctness_points(self):
+        msg = "[1.1 alpha] n = 33, seed = 7\n  rerun: CUDALAB_SEED=7 x --gtest_filter='A.T1'\n" \
+              + "\n".join(f"line {i}" for i in range(40))
+        fake_test(self.tree.bin / "alpha_test_starter",
+                  gtest_json([("Alpha", "T0", "COMPLETED", []), ("Alpha", "T1", "COMPLETED", [msg]),
+                              ("Alpha", "T2", "COMPLETED", [])]), exit_code=1)
+        self.tree.passing("beta")
+        code, data, _ = self.tree.grade_json("--no-build")
+        alpha = self.exercise(data, "1.1")
+        self.assertEqual((code, alpha["status"], alpha["correctness_points"]), (0, "failed", 0))
+        self.assertIn("1 of 3 tests failed", alpha["reason"])
+        out = data["tests"][0]["output"]
+        self.assertIn("FAILED Alpha.T1", out)
+        self.assertIn("rerun: CUDALAB_SEED=7", out)
+        self.assertIn("more lines", out)  # trimmed to ~15 lines
+        self.assertNotIn("line 39", out)
+        self.assertEqual(data["score"], 6)
+
+    def test_only_three_failures_are_shown(self):
+        fake_test(self.tree.bin / "alpha_test_starter",
+                  gtest_json([("Alpha", f"T{i}", "COMPLETED", [f"boom {i}"]) for i in range(5)]),
+                  exit_code=1)
+        _, data, _ = self.tree.grade_json("--no-build", "1.1")
+        out = data["tests"][0]["output"]
+        self.assertIn("boom 2", out)
+        self.assertNotIn("boom 3", out)
+        self.assertIn("2 more failing tests", out)
+
+    def test_terminal_scoreboard_and_progress(self):
+        self.tree.passing("alpha")
+        fake_test(self.tree.bin / "beta_test_starter",
+                  gtest_json([("Beta", "T0", "COMPLETED", ["wrong"])]), exit_code=1)
+        code, out, _ = self.tree.grade("--no-build", "-q")
+        self.assertEqual(code, 0)
+        self.assertIn("progress: 1/2 exercises complete, 10.0/16.0 points", out)
+        self.assertIn("1 of 1 tests failed", out)
+        self.assertIn("tools/grade --hint 1.2", out)
+        self.assertTrue(all(len(line) <= 100 for line in out.splitlines()
+                            if not line.startswith("  ")))
+        header = out.splitlines()[0].split()
+        self.assertEqual(header, ["id", "exercise", "tests", "perf", "points", "reason"])
+
+    def test_seed_and_filter_are_passed(self):
+        self.tree.passing("alpha")
+        self.tree.grade("--no-build", "--seed", "42", "1.1", "-q")
+        (run,) = self.tree.runs()
+        self.assertEqual(run["seed"], "42")
+        self.assertIn("--gtest_filter=*Alpha*", run["argv"])
+        self.assertTrue(run["argv"][0].endswith("build/default/bin/alpha_test_starter"))
+
+    def test_solutions_flag_runs_solution_programs(self):
+        fake_test(self.tree.bin / "alpha_test_solution", gtest_json([("Alpha", "T", "COMPLETED", [])]))
+        code, data, _ = self.tree.grade_json("--no-build", "--solutions", "1.1")
+        self.assertEqual(self.exercise(data, "1.1")["status"], "passed")
+
+
+class FailureModeTest(GradeTestCase):
+    def test_crash_names_signal_and_running_test(self):
+        fake_test(self.tree.bin / "alpha_test_starter", None,
+                  stdout="[ RUN      ] Alpha.Big\n",
+                  action="os.kill(os.getpid(), signal.SIGSEGV)")
+        self.tree.passing("beta")
+        code, data, _ = self.tree.grade_json("--no-build")
+        alpha = self.exercise(data, "1.1")
+        self.assertEqual(alpha["status"], "crashed")
+        self.assertIn("SIGSEGV", alpha["reason"])
+        self.assertIn("Alpha.Big", alpha["reason"])
+        self.assertEqual(self.exercise(data, "1.2")["status"], "passed")  # grading went on
+
+    def test_exit_without_report(self):
+        fake_test(self.tree.bin / "alpha_test_starter", None, exit_code=3)
+        _, data, _ = self.tree.grade_json("--no-build", "1.1")
+        self.assertIn("exit code 3 without a test report", self.exercise(data, "1.1")["reason"])
+
+    def test_hang_is_killed_with_its_children(self):
+        fake_test(self.tree.bin / "alpha_test_starter", None,
+                  stdout="[ RUN      ] Alpha.Slow\n",
+                  action="import subprocess; subprocess.Popen(['sleep', '60']); time.sleep(60)")
+        self.tree.passing("beta")
+        _, data, _ = self.tree.grade_json("--no-build", "--timeout", "1")
+        alpha = self.exercise(data, "1.1")
+        self.assertEqual(alpha["status"], "timeout")
+        self.assertIn("timed out after 1 s in Alpha.Slow", alpha["reason"])
+        self.assertLess(alpha["seconds"], 20)
+        self.assertEqual(self.exercise(data, "1.2")["status"], "passed")
+
+    def test_no_gpu_is_not_graded_and_exits_3(self):
+        skip = "cudalab: no CUDA device; GPU tests are skipped\n[  SKIPPED ] Alpha.T1\n"
+        for slug, suite in (("alpha", "Alpha"), ("beta", "Beta")):
+            fake_test(self.tree.bin / f"{slug}_test_starter",
+                      gtest_json([(suite, "Host", "COMPLETED", []), (suite, "T1", "SKIPPED", [])]),
+                      stdout=skip)
+        code, data, _ = self.tree.grade_json("--no-build")
+        self.assertEqual(code, 3)
+        self.assertEqual(self.exercise(data, "1.1")["status"], "no_gpu")
+        self.assertIn("no CUDA device", data["tests"][0]["output"])
+        self.assertIn("grading needs a CUDA GPU", data["output"])
+        code, out, _ = self.tree.grade("--no-build", "-q")
+        self.assertIn("not graded: no CUDA device", out)
+
+    def test_other_skips_do_not_mean_no_gpu(self):
+        fake_test(self.tree.bin / "alpha_test_starter",
+                  gtest_json([("Alpha", "T0", "COMPLETED", []), ("Alpha", "Big", "SKIPPED", [])]),
+                  stdout="Skipped: n above CUDALAB_MAX_N\n")
+        _, data, _ = self.tree.grade_json("--no-build", "1.1")
+        self.assertEqual(self.exercise(data, "1.1")["status"], "passed")
+
+    def test_forbidden_api_is_not_run(self):
+        (self.tree.root / "starter" / "01-demo" / "alpha.cu").write_text(
+            '// cub:: is fine here\nconst char* s = "cub::";\n\nint x = cub::Sum();\n')
+        self.tree.passing("alpha")
+        _, data, _ = self.tree.grade_json("--no-build", "1.1")
+        alpha = self.exercise(data, "1.1")
+        self.assertEqual(alpha["status"], "forbidden")
+        self.assertEqual(alpha["reason"], "uses forbidden API 'cub::' (line 4)")
+        self.assertEqual(self.tree.runs(), [])
+
+    def test_missing_program_with_no_build(self):
+        self.tree.passing("beta")
+        _, data, _ = self.tree.grade_json("--no-build")
+        alpha = self.exercise(data, "1.1")
+        self.assertEqual(alpha["status"], "compile_error")
+        self.assertIn("does not exist", alpha["reason"])
+
+    def test_stale_program_is_not_graded(self):
+        self.tree.passing("alpha")
+        self.tree.passing("beta")
+        self.tree.env["STALE"] = "alpha_test_starter"
+        _, data, _ = self.tree.grade_json("--no-build")
+        self.assertIn("out of date", self.exercise(data, "1.1")["reason"])
+        self.assertEqual(self.exercise(data, "1.2")["status"], "passed")
+        self.assertEqual(len(self.tree.runs()), 1)
+
+    def test_grader_error_does_not_stop_grading(self):
+        self.tree.passing("alpha")
+        self.tree.passing("beta")
+        with mock.patch("cudalab_grade.grading.run_tests", side_effect=[RuntimeError("oops"), True]):
+            _, data, _ = self.tree.grade_json("--no-build")
+        self.assertEqual(self.exercise(data, "1.1")["reason"], "grader error: RuntimeError: oops")
+        self.assertEqual(self.exercise(data, "1.1")["status"], "grader_error")
+
+
+class BuildTest(GradeTestCase):
+    def test_builds_only_needed_targets_and_reports_compile_errors(self):
+        self.tree.build_output.write_text(
+            "[1/3] Building CUDA object x.o\nFAILED: x.o\n"
+            f"{self.tree.root}/starter/01-demo/alpha.cu(12): error: identifier \"foo\" is undefined\n"
+            f"{self.tree.root}/starter/01-demo/beta.cu:3:1: warning: unused\n"
+            "ninja: build stopped\n")
+        self.tree.passing("beta")
+        self.tree.passing("alpha")  # a stale program from an earlier build
+        self.tree.env["STALE"] = "alpha_test_starter"
+        code, data, _ = self.tree.grade_json()
+        builds = [c for c in self.tree.calls() if c.startswith("cmake --build")]
+        self.assertEqual(len(builds), 1)
+        self.assertIn("--target alpha_test_starter beta_test_starter -- -k 0", builds[0])
+        alpha = self.exercise(data, "1.1")
+        self.assertEqual((alpha["status"], alpha["reason"]), ("compile_error", "did not compile"))
+        self.assertIn("alpha.cu(12): error: identifier", data["tests"][0]["output"])
+        self.assertEqual(self.exercise(data, "1.2")["status"], "passed")
+        self.assertTrue((self.tree.build / "grade-build.log").exists())
+
+    def test_perf_adds_bench_target_and_jobs(self):
+        self.tree.passing("alpha")
+        self.tree.grade("--perf", "-j", "3", "1.1", "-q")
+        (b,) = [c for c in self.tree.calls() if c.startswith("cmake --build")]
+        self.assertIn("-j 3 --target alpha_test_starter alpha_bench_starter", b)
+
+    def test_configures_default_dir_when_missing(self):
+        (self.tree.build / "CMakeCache.txt").unlink()
+        self.tree.grade("1.1", "-q")
+        self.assertIn("cmake --preset default", self.tree.calls())
+
+    def test_build_dir_must_be_configured(self):
+        code, _, err = self.tree.grade("--build-dir", str(self.tree.root / "nope"), "1.1")
+        self.assertEqual(code, 2)
+        self.assertIn("not a configured build directory", err)
+
+    def test_compile_errors_gcc_and_link(self):
+        log = ("/r/starter/01-demo/alpha.cu:7:3: error: expected ';'\n"
+               "/r/starter/01-demo/alphabet.cu:1:1: error: other file\n"
+               "FAILED: bin/beta_test_starter\nld: undefined reference to `x::beta' (error)\n"
+               "[2/2] Linking\n")
+        self.assertEqual(build.compile_errors(log, "starter/01-demo/alpha.cu", "alpha_test_starter"),
+                         ["/r/starter/01-demo/alpha.cu:7:3: error: expected ';'"])
+        self.assertEqual(len(build.compile_errors(log, "starter/01-demo/beta.cu", "beta_test_starter")), 1)
+        many = "".join(f"/r/starter/01-demo/alpha.cu({i}): error: e\n" for i in range(30))
+        self.assertEqual(len(build.compile_errors(many, "starter/01-demo/alpha.cu", "t")), 11)
+
+
+class PerfAndSanitizerTest(GradeTestCase):
+    def bench(self, entries, exit_code=0):
+        _write_exe(self.tree.bin / "alpha_bench_starter", f"""
+            import json, sys
+            with open({self.tree.env['FAKE_LOG']!r} + ".bench", "w") as f:
+                json.dump(sys.argv, f)
+            print("some preamble")
+            print(json.dumps({bench_json(entries)!r}))
+            sys.exit({exit_code})
+        """)
+
+    def test_ratio_and_points(self):
+        self.tree.passing("alpha")
+        self.bench([
+            {"name": "alpha/int32/1024/manual_time", "run_name": "alpha/int32/1024/manual_time",
+             "run_type": "iteration", "real_time": 999.0, "time_unit": "us"},
+            {"name": "alpha/int32/1024/manual_time_median", "run_name": "alpha/int32/1024/manual_time",
+             "run_type": "aggregate", "aggregate_name": "median", "real_time": 2.0, "time_unit": "ms"},
+            {"name": "cub_base/int32/1024/manual_time_median", "run_name": "cub_base/int32/1024/manual_time",
+             "run_type": "aggregate", "aggregate_name": "median", "real_time": 800.0, "time_unit": "us"},
+        ])
+        _, data, _ = self.tree.grade_json("--no-build", "--perf", "1.1")
+        alpha = self.exercise(data, "1.1")
+        self.assertAlmostEqual(alpha["ratio"], 0.4)
+        self.assertAlmostEqual(alpha["perf_points"], 3.2)  # 4 * 0.4 / 0.5
+        self.assertEqual(alpha["max_points"], 14)
+        self.assertIn("ratio 0.40 of cub_base (target 0.5)", alpha["reason"])
+        argv = json.loads(Path(self.tree.env["FAKE_LOG"] + ".bench").read_text())
+        self.assertIn("--benchmark_filter=^(alpha/int32/1024|cub_base/int32/1024)(/manual_time)?$", argv)
+        self.assertIn("--benchmark_repetitions=3", argv)
+
+    def test_missing_benchmark_gives_no_perf_points(self):
+        self.tree.passing("alpha")
+        self.bench([{"name": "cub_base/int32/1024", "real_time": 1.0, "time_unit": "ns"}])
+        _, data, _ = self.tree.grade_json("--no-build", "--perf", "1.1")
+        alpha = self.exercise(data, "1.1")
+        self.assertEqual((alpha["correctness_points"], alpha["perf_points"]), (10, 0))
+        self.assertIn("no result for benchmark alpha/int32/1024", alpha["reason"])
+
+    def test_perf_is_not_run_when_tests_fail(self):
+        fake_test(self.tree.bin / "alpha_test_starter",
+                  gtest_json([("Alpha", "T", "COMPLETED", ["bad"])]), exit_code=1)
+        self.bench([])
+        self.tree.grade_json("--no-build", "--perf", "1.1")
+        self.assertFalse(Path(self.tree.env["FAKE_LOG"] + ".bench").exists())
+
+    def sanitizer(self, exit_code, text):
+        _write_exe(self.tree.tools / "compute-sanitizer", f"""
+            import subprocess, sys
+            print("========= COMPUTE-SANITIZER")
+            rc = subprocess.call(sys.argv[5:])
+            print({text!r})
+            sys.exit({exit_code} or rc)
+        """)
+
+    def test_sanitizer_finding_costs_the_points(self):
+        self.tree.passing("alpha")
+        self.sanitizer(86, "========= Invalid __global__ read of size 4 bytes\n"
+                           "=========     at alpha_kernel+0x40\n========= ERROR SUMMARY: 1 error")
+        _, data, _ = self.tree.grade_json("--no-build", "--sanitize", "memcheck", "1.1")
+        alpha = self.exercise(data, "1.1")
+        self.assertEqual((alpha["status"], alpha["correctness_points"]), ("sanitizer", 0))
+        self.assertEqual(alpha["reason"],
+                         "compute-sanitizer memcheck: Invalid __global__ read of size 4 bytes")
+        self.assertEqual(self.tree.runs()[-1]["max_n"], "4194304")
+
+    def test_clean_sanitizer_keeps_points(self):
+        self.tree.passing("alpha")
+        self.sanitizer(0, "========= ERROR SUMMARY: 0 errors")
+        _, data, _ = self.tree.grade_json("--no-build", "--sanitize", "memcheck,racecheck", "1.1")
+        alpha = self.exercise(data, "1.1")
+        self.assertEqual(alpha["status"], "passed")
+        self.assertIn("racecheck clean", alpha["reason"])
+
+    def test_missing_sanitizer_is_said_not_failed(self):
+        self.tree.passing("alpha")
+        self.tree.env["PATH"] = f"{self.tree.tools}{os.pathsep}{Path(PY).parent}"
+        with mock.patch("shutil.which", side_effect=lambda n: None if n == "compute-sanitizer" else "x"):
+            _, data, _ = self.tree.grade_json("--no-build", "--sanitize", "memcheck", "1.1")
+        self.assertEqual(self.exercise(data, "1.1")["status"], "passed")
+        self.assertIn("compute-sanitizer is not on PATH", data["tests"][0]["output"])
+
+
+class CliTest(GradeTestCase):
+    def test_selectors(self):
+        chapters = load_all(self.tree.root)
+        ids = lambda sel: [e.id for e in select(chapters, sel)]  # noqa: E731
+        self.assertEqual(ids([]), ["1.1", "1.2"])
+        self.assertEqual(ids(["1"]), ["1.1", "1.2"])
+        self.assertEqual(ids(["01-demo"]), ["1.1", "1.2"])
+        self.assertEqual(ids(["beta", "1.1"]), ["1.1", "1.2"])
+        with self.assertRaises(UsageError):
+            select(chapters, ["9.9"])
+
+    def test_unknown_selector_exits_2_and_lists_valid_ones(self):
+        code, _, err = self.tree.grade("nope")
+        self.assertEqual(code, 2)
+        self.assertIn("1.1 or alpha", err)
+
+    def test_hints(self):
+        code, out, _ = self.tree.grade("--hint", "1.1")
+        self.assertEqual(code, 0)
+        self.assertIn("hint 1/3: gentle", out)
+        self.assertNotIn("clearer", out)
+        self.assertIn("more: tools/grade --hint 1.1 --level 2", out)
+        _, out, _ = self.tree.grade("--hint", "alpha", "--level", "all")
+        self.assertIn("hint 3/3: explicit", out)
+        self.assertNotIn("more:", out)
+        self.assertEqual(self.tree.grade("--hint", "1.9")[0], 2)
+        self.assertEqual(self.tree.calls(), [])  # no build for hints
+
+    def test_list(self):
+        code, out, _ = self.tree.grade("--list")
+        self.assertEqual(code, 0)
+        self.assertIn("1.1", out)
+        self.assertIn("beta", out)
+        self.assertIn("Second exercise", out)
+
+    def test_csv_and_markdown_files(self):
+        self.tree.passing("alpha")
+        self.tree.passing("beta")
+        csv_path = self.tree.root / "out.csv"
+        md_path = self.tree.root / "out.md"
+        self.tree.grade("--no-build", "-q", "--csv", str(csv_path), "--markdown", str(md_path))
+        rows = list(csv.DictReader(io.StringIO(csv_path.read_text())))
+        self.assertEqual(list(rows[0]), ["id", "slug", "status", "points", "max_points",
+                                         "perf_ratio", "reason"])
+        self.assertEqual((rows[0]["id"], rows[0]["points"], rows[0]["max_points"]), ("1.1", "10.0", "10"))
+        md = md_path.read_text()
+        self.assertIn("| id | exercise | tests | perf | points | reason |", md)
+        self.assertIn("progress: 2/2 exercises complete", md)
+
+    def test_real_tree_lists_and_hints(self):
+        import subprocess
+        p = subprocess.run([PY, str(TOOLS / "grade"), "--list"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("1.1", p.stdout)
+        p = subprocess.run([PY, str(TOOLS / "grade"), "--hint", "1.4", "--level", "all"],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("hint 3/3", p.stdout)
+
+
+class HelperTest(unittest.TestCase):
+    def test_strip_code_keeps_lines(self):
+        text = 'a // x\n/* y\n z */ b "s\\"q" \'c\' 1\'000\nR"(raw\n)" L\'w\'\n'
+        stripped = source.strip_code(text)
+        self.assertEqual(stripped.count("\n"), text.count("\n"))
+        for gone in ("x", "y", "z", "s", "q", "raw", "w"):
+            self.assertNotIn(gone, stripped.replace("'", ""))
+        self.assertIn("1'000", stripped)
+        self.assertEqual(source.find_forbidden("ok\n/*cub::*/ thrust::x", ["cub::", "thrust::"]),
+                         ("thrust::", 2))
+
+    def test_bench_plain_entries_use_median(self):
+        entries = [{"name": "a/manual_time", "real_time": t, "time_unit": "ns"} for t in (5, 1, 3)]
+        self.assertEqual(bench.real_time_ns(entries, "a"), (3.0, ""))
+        self.assertEqual(bench.perf_points(2, 0.97, 0.95), 2.0)
+        self.assertEqual(bench.perf_points(5, 0.5, 0.95), 2.6)
+        self.assertIsNone(bench.real_time_ns([{"name": "a", "error_occurred": True,
+                                               "error_message": "x"}], "a")[0])
+
+    def test_running_test(self):
+        out = "[ RUN      ] A.B\n[       OK ] A.B (0 ms)\n[ RUN      ] A.C\n"
+        self.assertEqual(gtest.running_test(out), "A.C")
+        self.assertIsNone(gtest.running_test(out + "[  FAILED  ] A.C (1 ms)\n"))
+
+    def test_table_width(self):
+        from cudalab_grade.grading import Result
+        from cudalab_grade.manifest import Exercise
+        ex = Exercise("1.1", "a_very_long_exercise_slug_name", "t", "f", "d", 1, "*", 10)
+        r = Result(ex, 10.0, reason="word " * 60)
+        lines = report.table([r]).splitlines()
+        self.assertTrue(all(len(line) <= 100 for line in lines))
+        self.assertGreater(len(lines), 3)
+
+
+if __name__ == "__main__":
+    unittest.main()

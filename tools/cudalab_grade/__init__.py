@@ -1,0 +1,1 @@
+"""The pieces of tools/grade: manifests, source checks, build, runs, scoring, reports."""

@@ -1,0 +1,238 @@
+"""Grading one exercise: forbidden APIs, build state, tests, sanitizers, benchmark."""
+from __future__ import annotations
+
+import shlex
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import bench, gtest, proc, source
+from .manifest import Exercise
+
+PASSED, FAILED, CRASHED, TIMEOUT = "passed", "failed", "crashed", "timeout"
+COMPILE, FORBIDDEN, NO_GPU, SANITIZER, GRADER_ERROR = (
+    "compile_error", "forbidden", "no_gpu", "sanitizer", "grader_error")
+SANITIZER_MAX_N = "4194304"
+
+
+@dataclass
+class Options:
+    root: Path
+    build_dir: Path
+    implementation: str = "starter"
+    timeout: float = 300.0
+    seed: int | None = None
+    perf: bool = False
+    sanitize: tuple[str, ...] = ()
+    # target -> (reason, details) for targets that are not built; filled by the build step
+    not_built: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+
+    def exe(self, target: str) -> Path:
+        return self.build_dir / "bin" / target
+
+    def shown(self, path: Path) -> str:
+        """A path as the student types it: relative to the root when inside it."""
+        try:
+            return str(path.resolve().relative_to(self.root.resolve()))
+        except ValueError:
+            return str(path)
+
+    def env(self) -> dict[str, str]:
+        return {"CUDALAB_SEED": str(self.seed)} if self.seed is not None else {}
+
+
+@dataclass
+class Result:
+    exercise: Exercise
+    max_points: float
+    status: str = FAILED
+    correctness_points: float = 0.0
+    perf_points: float = 0.0
+    ratio: float | None = None
+    reason: str = ""
+    details: list[str] = field(default_factory=list)
+    tests: str = "-"
+    perf: str = "-"
+    seconds: float = 0.0
+
+    @property
+    def points(self) -> float:
+        return self.correctness_points + self.perf_points
+
+
+def max_points(ex: Exercise, opts: Options) -> float:
+    return float(ex.points + (ex.perf.points if opts.perf and ex.perf else 0))
+
+
+def grade(ex: Exercise, opts: Options) -> Result:
+    """Grade one exercise; never raises (an unexpected error becomes the reason)."""
+    start = time.monotonic()
+    res = Result(ex, max_points(ex, opts))
+    try:
+        _grade(ex, opts, res)
+    except Exception as e:  # the grader must go on with the next exercise
+        res.status, res.correctness_points, res.perf_points = GRADER_ERROR, 0.0, 0.0
+        res.reason = f"grader error: {type(e).__name__}: {e}"
+    res.seconds = round(time.monotonic() - start, 2)
+    return res
+
+
+def _grade(ex: Exercise, opts: Options, res: Result) -> None:
+    src = opts.root / ex.source(opts.implementation)
+    if src.exists():
+        hit = source.find_forbidden(src.read_text(errors="replace"), ex.forbid)
+        if hit:
+            res.status = FORBIDDEN
+            res.reason = f"uses forbidden API '{hit[0]}' (line {hit[1]})"
+            res.details = [f"{ex.source(opts.implementation)}:{hit[1]}: '{hit[0]}' is not allowed "
+                           f"in this exercise (forbidden: {', '.join(ex.forbid)})"]
+            return
+    target = ex.test_target(opts.implementation)
+    if target in opts.not_built:
+        res.status = COMPILE
+        prefix = str(opts.root.resolve()) + "/"
+        res.reason = opts.not_built[target][0]
+        res.details = [d.replace(prefix, "") for d in opts.not_built[target][1]]
+        return
+    if not run_tests(ex, opts, res):
+        return
+    for tool in opts.sanitize:
+        if not run_sanitizer(ex, opts, res, tool):
+            return
+    if opts.perf and ex.perf:
+        run_perf(ex, opts, res)
+
+
+def run_tests(ex: Exercise, opts: Options, res: Result) -> bool:
+    """Run the exercise's tests; True when they all passed (points given)."""
+    exe = opts.exe(ex.test_target(opts.implementation))
+    shown = opts.shown(exe)
+    with tempfile.TemporaryDirectory(prefix="cudalab-grade-") as tmp:
+        report_path = Path(tmp) / "report.json"
+        cmd = [shown, f"--gtest_filter={ex.test_filter}",
+               f"--gtest_output=json:{report_path}"]
+        p = proc.run(cmd, opts.timeout, opts.root, opts.env())
+        rep = gtest.parse_report(report_path)
+    rerun = f"rerun: {_seed_prefix(opts)}{shown} --gtest_filter='{ex.test_filter}'"
+    if p.timed_out:
+        test = gtest.running_test(p.output)
+        res.status = TIMEOUT
+        res.reason = f"timed out after {opts.timeout:g} s" + (f" in {test}" if test else "")
+        res.details = [gtest.tail(p.output), _rerun_one(opts, shown, test) or rerun]
+        return False
+    if rep is None:
+        test = gtest.running_test(p.output)
+        res.status = CRASHED
+        rc = p.returncode or 0
+        why = p.failure() if rc < 0 else f"{p.failure()} without a test report"
+        res.reason = f"crashed: {why}" + (f" in {test}" if test else "")
+        res.details = [gtest.tail(p.output), _rerun_one(opts, shown, test) or rerun]
+        return False
+    res.tests = f"{rep.passed}/{rep.total}"
+    if gtest.skipped_for_no_device(rep, p.output):
+        res.status = NO_GPU
+        res.tests = f"{rep.skipped} skip"
+        res.reason = "not graded: no CUDA device (grading needs a GPU)"
+        return False
+    if rep.total == 0:
+        res.status = FAILED
+        res.reason = f"no test matches the filter '{ex.test_filter}'"
+        return False
+    if rep.failed:
+        res.status = FAILED
+        res.reason = f"{len(rep.failed)} of {rep.total} tests failed (all must pass for the points)"
+        for name, msg in rep.failed[:3]:
+            res.details.append(f"FAILED {name}\n{gtest.trim(msg)}")
+        if len(rep.failed) > 3:
+            res.details.append(f"... and {len(rep.failed) - 3} more failing tests; {rerun}")
+        return False
+    if p.returncode != 0:  # a report without failures, yet a bad exit (e.g. a crash at exit)
+        res.status = CRASHED
+        res.reason = f"crashed: {p.failure()} after all tests passed"
+        res.details = [gtest.tail(p.output), rerun]
+        return False
+    res.status = PASSED
+    res.correctness_points = float(ex.points)
+    res.reason = f"all {rep.total} tests passed"
+    if rep.skipped:
+        res.reason += f" ({rep.skipped} skipped)"
+    return True
+
+
+def run_sanitizer(ex: Exercise, opts: Options, res: Result, tool: str) -> bool:
+    """compute-sanitizer --tool `tool` over the tests; False (points taken) on a finding."""
+    sanitizer = shutil.which("compute-sanitizer")
+    if sanitizer is None:
+        res.details.append(f"compute-sanitizer is not on PATH: the {tool} check was not run")
+        return True
+    exe = opts.exe(ex.test_target(opts.implementation))
+    cmd = [sanitizer, "--tool", tool, "--error-exitcode", "86", str(exe),
+           f"--gtest_filter={ex.test_filter}"]
+    env = opts.env() | {"CUDALAB_MAX_N": SANITIZER_MAX_N}
+    p = proc.run(cmd, opts.timeout, opts.root, env)
+    if p.returncode == 0:
+        res.reason += f"; {tool} clean"
+        return True
+    first = "timed out after %g s" % opts.timeout if p.timed_out else _sanitizer_error(p)
+    res.status, res.correctness_points = SANITIZER, 0.0
+    res.reason = f"compute-sanitizer {tool}: {first}"
+    res.details = [gtest.tail(p.output, 25),
+                   f"rerun: CUDALAB_MAX_N={SANITIZER_MAX_N} compute-sanitizer --tool {tool} "
+                   f"{opts.shown(exe)} --gtest_filter='{ex.test_filter}'"]
+    return False
+
+
+def _sanitizer_error(p: proc.Proc) -> str:
+    for line in p.output.splitlines():
+        if line.startswith("========= ") and not line.startswith("=========  "):
+            text = line[len("========= "):].strip()
+            if text and not text.startswith(("COMPUTE-SANITIZER", "ERROR SUMMARY")):
+                return text
+    for line in p.output.splitlines():
+        if "ERROR SUMMARY" in line:
+            return line.strip("= ").strip()
+    return p.failure()
+
+
+def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
+    perf = ex.perf
+    assert perf is not None
+    target = ex.bench_target(opts.implementation)
+    short = perf.baseline.split("/")[0]
+    if target in opts.not_built:
+        res.reason += f"; perf: benchmark not built ({opts.not_built[target][0]})"
+        res.details.extend(opts.not_built[target][1])
+        return
+    cmd = [str(opts.exe(target)), f"--benchmark_filter={bench.filter_for(perf.benchmark, perf.baseline)}",
+           "--benchmark_format=json", "--benchmark_repetitions=3"]
+    p = proc.run(cmd, opts.timeout, opts.root, opts.env())
+    if p.timed_out or p.returncode != 0:
+        res.reason += f"; perf: benchmark {'timed out' if p.timed_out else p.failure()}"
+        res.details.append(gtest.tail(p.output))
+        return
+    results = bench.parse(p.output)
+    if results is None:
+        res.reason += "; perf: the benchmark printed no JSON result"
+        res.details.append(gtest.tail(p.output))
+        return
+    mine, why = bench.real_time_ns(results, perf.benchmark)
+    base, why_base = bench.real_time_ns(results, perf.baseline)
+    if mine is None or base is None or mine <= 0:
+        res.reason += f"; perf: {why or why_base or 'zero time'}"
+        return
+    res.ratio = float(f"{base / mine:.3g}")
+    res.perf_points = bench.perf_points(perf.points, res.ratio, perf.ratio)
+    res.perf = bench.fmt_ratio(res.ratio)
+    res.reason += f"; ratio {res.perf} of {short} (target {perf.ratio:g})"
+
+
+def _seed_prefix(opts: Options) -> str:
+    return f"CUDALAB_SEED={opts.seed} " if opts.seed is not None else ""
+
+
+def _rerun_one(opts: Options, shown: str, test: str | None) -> str | None:
+    if not test:
+        return None
+    return f"rerun: {_seed_prefix(opts)}{shlex.quote(shown)} --gtest_filter='{test}'"

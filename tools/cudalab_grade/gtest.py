@@ -1,0 +1,76 @@
+"""Reading a gtest JSON report and the program's output."""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+NO_DEVICE = "no CUDA device"
+_RUN = re.compile(r"^\[ RUN      \] (\S+)", re.M)
+_END = re.compile(r"^\[ +(?:OK|FAILED|SKIPPED) +\] (\S+)", re.M)
+
+
+@dataclass
+class Report:
+    total: int = 0
+    passed: int = 0
+    skipped: int = 0
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (test name, message)
+
+
+def parse_report(path: Path) -> Report | None:
+    """The counts and failures of a --gtest_output=json file; None when absent or unreadable."""
+    try:
+        data = json.loads(path.read_text(errors="replace"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    rep = Report()
+    for suite in data.get("testsuites", []):
+        for test in suite.get("testsuite", []):
+            result = test.get("result", "COMPLETED")
+            if result == "SUPPRESSED" or test.get("status") == "NOTRUN":
+                continue
+            rep.total += 1
+            failures = test.get("failures") or []
+            name = f"{suite.get('name', '?')}.{test.get('name', '?')}"
+            if failures:
+                rep.failed.append((name, "\n".join(str(f.get("failure", "")) for f in failures)))
+            elif result == "SKIPPED":
+                rep.skipped += 1
+            else:
+                rep.passed += 1
+    return rep
+
+
+def skipped_for_no_device(rep: Report, output: str) -> bool:
+    """True when the tests that did not pass were skipped (or failed) only for lack of a GPU."""
+    if NO_DEVICE not in output:
+        return False
+    if rep.failed:
+        return all(NO_DEVICE in msg for _, msg in rep.failed)
+    return rep.skipped > 0
+
+
+def running_test(output: str) -> str | None:
+    """The test that had started but not finished when the output stops (a crash, a hang)."""
+    started = _RUN.findall(output)
+    if not started:
+        return None
+    finished = set(_END.findall(output))
+    last = started[-1]
+    return None if last in finished else last
+
+
+def trim(text: str, lines: int = 15) -> str:
+    rows = text.rstrip().splitlines()
+    if len(rows) <= lines:
+        return "\n".join(rows)
+    return "\n".join(rows[:lines] + [f"... ({len(rows) - lines} more lines)"])
+
+
+def tail(text: str, lines: int = 15) -> str:
+    rows = text.rstrip().splitlines()
+    return "\n".join(rows[-lines:])

@@ -1,0 +1,107 @@
+"""Reading chapters/*/exercises.toml and choosing exercises from selectors."""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class UsageError(Exception):
+    """A mistake on the command line: printed as it is, exit code 2."""
+
+
+@dataclass(frozen=True)
+class Perf:
+    benchmark: str
+    baseline: str
+    ratio: float
+    points: int
+
+
+@dataclass(frozen=True)
+class Exercise:
+    id: str
+    slug: str
+    title: str
+    file: str
+    chapter_dir: str
+    chapter_number: int
+    test_filter: str
+    points: int
+    forbid: tuple[str, ...] = ()
+    hints: tuple[str, ...] = ()
+    perf: Perf | None = None
+
+    def source(self, implementation: str) -> str:
+        """Path of the graded source, relative to the repository root."""
+        top = "solutions" if implementation == "solution" else "starter"
+        return f"{top}/{self.chapter_dir}/{self.file}"
+
+    def test_target(self, implementation: str) -> str:
+        return f"{self.slug}_test_{implementation}"
+
+    def bench_target(self, implementation: str) -> str:
+        return f"{self.slug}_bench_{implementation}"
+
+
+@dataclass(frozen=True)
+class Chapter:
+    number: int
+    dir: str
+    title: str
+    exercises: tuple[Exercise, ...] = field(default=())
+
+
+def load_chapter(path: Path) -> Chapter:
+    with path.open("rb") as f:
+        data = tomllib.load(f)
+    ch = data["chapter"]
+    number, cdir = int(ch["number"]), str(ch.get("dir", path.parent.name))
+    exercises = []
+    for ex in data.get("exercise", []):
+        perf = None
+        if "perf" in ex:
+            p = ex["perf"]
+            perf = Perf(str(p["benchmark"]), str(p["baseline"]), float(p["ratio"]), int(p["points"]))
+        exercises.append(Exercise(
+            id=str(ex["id"]), slug=str(ex["slug"]), title=str(ex["title"]), file=str(ex["file"]),
+            chapter_dir=cdir, chapter_number=number, test_filter=str(ex["test_filter"]),
+            points=int(ex["points"]), forbid=tuple(ex.get("forbid", [])),
+            hints=tuple(ex.get("hints", [])), perf=perf))
+    return Chapter(number, cdir, str(ch.get("title", cdir)), tuple(exercises))
+
+
+def load_all(root: Path) -> list[Chapter]:
+    """Every chapter of the course, in chapter order."""
+    chapters = [load_chapter(p) for p in sorted((root / "chapters").glob("*/exercises.toml"))]
+    return sorted(chapters, key=lambda c: c.number)
+
+
+def valid_selectors(chapters: list[Chapter]) -> str:
+    lines = ["  all"]
+    for c in chapters:
+        lines.append(f"  {c.number} or {c.dir}")
+        for e in c.exercises:
+            lines.append(f"    {e.id} or {e.slug}")
+    return "\n".join(lines)
+
+
+def find_exercise(chapters: list[Chapter], key: str) -> Exercise:
+    for c in chapters:
+        for e in c.exercises:
+            if key in (e.id, e.slug):
+                return e
+    raise UsageError(f"no exercise '{key}'. Valid exercises:\n{valid_selectors(chapters)}")
+
+
+def select(chapters: list[Chapter], selectors: list[str]) -> list[Exercise]:
+    """The exercises named by selectors, each once, in course order."""
+    wanted: set[str] = set()
+    for sel in selectors or ["all"]:
+        hit = [e for c in chapters for e in c.exercises
+               if sel == "all" or sel in (e.id, e.slug, c.dir)
+               or (sel.isdigit() and int(sel) == c.number)]
+        if not hit:
+            raise UsageError(f"unknown selector '{sel}'. Valid selectors:\n{valid_selectors(chapters)}")
+        wanted.update(e.id for e in hit)
+    return [e for c in chapters for e in c.exercises if e.id in wanted]

@@ -1,0 +1,130 @@
+"""The scoreboard (terminal, Markdown) and the machine-readable outputs (JSON, CSV)."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import textwrap
+
+from .grading import NO_GPU, PASSED, Result
+
+WIDTH = 100
+HEADERS = ("id", "exercise", "tests", "perf", "points", "reason")
+
+
+def _row(r: Result) -> tuple[str, ...]:
+    return (r.exercise.id, r.exercise.slug, r.tests, r.perf,
+            f"{r.points:.1f}/{r.max_points:g}", r.reason)
+
+
+def table(results: list[Result], width: int = WIDTH) -> str:
+    """Plain ASCII table, no line longer than `width`; reasons are wrapped."""
+    rows = [_row(r) for r in results]
+    widths = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(HEADERS[:-1])]
+    widths[1] = min(widths[1], 22)
+    reason_width = max(20, width - sum(widths) - 2 * len(widths))
+    lines = []
+
+    def emit(cells: tuple[str, ...]) -> None:
+        wrapped = textwrap.wrap(cells[-1], reason_width) or [""]
+        fixed = "  ".join(c[:w].ljust(w) for c, w in zip(cells[:-1], widths))
+        lines.append(f"{fixed}  {wrapped[0]}".rstrip())
+        for more in wrapped[1:]:
+            lines.append(f"{' ' * len(fixed)}  {more}".rstrip())
+
+    emit(HEADERS)
+    lines.append("-" * min(width, sum(widths) + 2 * len(widths) + reason_width))
+    for row in rows:
+        emit(row)
+    return "\n".join(lines)
+
+
+def details(results: list[Result]) -> str:
+    parts = []
+    for r in results:
+        if r.details:
+            body = "\n".join(r.details)
+            parts.append(f"--- {r.exercise.id} {r.exercise.slug}: {r.reason}\n"
+                         + textwrap.indent(body, "  "))
+    return "\n\n".join(parts)
+
+
+def totals(results: list[Result]) -> tuple[int, float, float]:
+    done = sum(1 for r in results if r.status == PASSED)
+    return done, sum(r.points for r in results), sum(r.max_points for r in results)
+
+
+def progress(results: list[Result]) -> str:
+    done, got, best = totals(results)
+    return f"progress: {done}/{len(results)} exercises complete, {got:.1f}/{best:.1f} points"
+
+
+def footer(results: list[Result]) -> list[str]:
+    """Notes after the progress line: no GPU, hints for what failed."""
+    notes = []
+    no_gpu = [r for r in results if r.status == NO_GPU]
+    if no_gpu:
+        notes.append(f"grading needs a CUDA GPU: {len(no_gpu)} exercise(s) were not graded "
+                     "on this machine (no CUDA device)")
+    stuck = [r.exercise.id for r in results if r.status not in (PASSED, NO_GPU)
+             and r.exercise.hints and not r.reason.startswith(("not built", "grader error"))]
+    if stuck:
+        notes.append(f"stuck? tools/grade --hint {stuck[0]} gives a hint")
+    return notes
+
+
+def terminal(results: list[Result]) -> str:
+    out = [table(results)]
+    more = details(results)
+    if more:
+        out += ["", more]
+    out += ["", progress(results)] + footer(results)
+    return "\n".join(out) + "\n"
+
+
+def markdown(results: list[Result]) -> str:
+    def cell(s: str) -> str:
+        return s.replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
+    lines += ["| " + " | ".join(cell(c) for c in _row(r)) + " |" for r in results]
+    lines += ["", progress(results), ""]
+    for r in results:
+        if r.details:
+            lines += [f"### {r.exercise.id} {r.exercise.slug}", "", r.reason, "", "```",
+                      "\n".join(r.details), "```", ""]
+    return "\n".join(lines) + "\n"
+
+
+def _machine(r: Result) -> dict:
+    return {"id": r.exercise.id, "slug": r.exercise.slug, "status": r.status,
+            "correctness_points": r.correctness_points, "perf_points": r.perf_points,
+            "max_points": r.max_points, "ratio": r.ratio, "reason": r.reason,
+            "seconds": r.seconds}
+
+
+def gradescope(results: list[Result], meta: dict) -> str:
+    """Gradescope results.json, plus a `cudalab` object for our own tools."""
+    tests = []
+    for r in results:
+        output = r.reason + ("\n\n" + "\n".join(r.details) if r.details else "")
+        tests.append({"name": f"{r.exercise.id} {r.exercise.slug}: {r.exercise.title}",
+                      "number": r.exercise.id, "score": round(r.points, 1),
+                      "max_score": r.max_points,
+                      "status": "passed" if r.status == PASSED else "failed",
+                      "output": output, "visibility": "visible"})
+    _, got, _ = totals(results)
+    data = {"score": round(got, 1), "output": "\n".join([progress(results)] + footer(results)),
+            "stdout_visibility": "visible", "tests": tests,
+            "cudalab": dict(meta, exercises=[_machine(r) for r in results])}
+    return json.dumps(data, indent=2) + "\n"
+
+
+def csv_text(results: list[Result]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["id", "slug", "status", "points", "max_points", "perf_ratio", "reason"])
+    for r in results:
+        w.writerow([r.exercise.id, r.exercise.slug, r.status, f"{r.points:.1f}",
+                    f"{r.max_points:g}", "" if r.ratio is None else f"{r.ratio:g}", r.reason])
+    return buf.getvalue()
