@@ -1,0 +1,200 @@
+"""Unit tests of tools/gpu-check's pure functions (nothing is built or run on a GPU)."""
+from __future__ import annotations
+
+import contextlib
+import importlib.machinery
+import importlib.util
+import io
+import json
+import tempfile
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def load_tool(name: str, module: str):
+    loader = importlib.machinery.SourceFileLoader(module, str(ROOT / "tools" / name))
+    spec = importlib.util.spec_from_loader(module, loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+gc = load_tool("gpu-check", "gpu_check")
+
+JUNIT = """<?xml version="1.0" encoding="UTF-8"?>
+<testsuite name="host" tests="4" failures="1" disabled="0" skipped="1" hostname="" time="3">
+  <testcase name="host/harness" classname="host/harness" time="0.1" status="run">
+    <system-out>[  PASSED  ] 12 tests.</system-out>
+  </testcase>
+  <testcase name="01-reduce-scan-histogram/sum_atomic" classname="01-reduce-scan-histogram/sum_atomic" time="0.2" status="fail">
+    <failure message="Failed"/>
+    <system-out>cudalab: no CUDA device; GPU tests FAIL (CUDALAB_REQUIRE_GPU=1)
+[  FAILED  ] ReduceSumAtomic.Int32Random/n0</system-out>
+  </testcase>
+  <testcase name="01-reduce-scan-histogram/sum_vectorized" classname="x" time="0" status="notrun">
+    <skipped message="Disabled"/>
+  </testcase>
+  <testcase name="host/tools" classname="host/tools" time="1" status="run">
+    <system-out>[  SKIPPED ] DataTest.Road (0 ms)</system-out>
+  </testcase>
+</testsuite>
+"""
+
+
+def grade_json(exercises: list[dict]) -> dict:
+    return {"score": 0.0, "tests": [], "cudalab": {"implementation": "x", "exercises": exercises}}
+
+
+def ex(id_, status, c, p, m, reason=""):
+    return {"id": id_, "slug": f"s{id_}", "status": status, "correctness_points": c,
+            "perf_points": p, "max_points": m, "reason": reason}
+
+
+class JunitTest(unittest.TestCase):
+    def test_counts(self):
+        c = gc.parse_junit(JUNIT)
+        self.assertEqual((c["total"], c["passed"], c["failed"], c["skipped"]), (4, 2, 1, 1))
+        self.assertEqual(c["failed_names"], ["01-reduce-scan-histogram/sum_atomic"])
+        self.assertEqual(c["skipped_names"], ["01-reduce-scan-histogram/sum_vectorized"])
+        self.assertEqual(c["no_device"], ["01-reduce-scan-histogram/sum_atomic"])
+        self.assertEqual(c["gtest_skips"], 1)
+
+    def test_ctest_console_fallback(self):
+        out = """
+80% tests passed, 1 tests failed out of 5
+
+The following tests did not run:
+\t  3 - ch/sum_vectorized (Skipped)
+
+The following tests FAILED:
+\t  2 - ch/sum_atomic (Failed)
+"""
+        c = gc.parse_ctest_output(out)
+        self.assertEqual((c["total"], c["failed"], c["skipped"], c["passed"]), (5, 1, 1, 3))
+        self.assertEqual(c["failed_names"], ["ch/sum_atomic"])
+        self.assertEqual(c["skipped_names"], ["ch/sum_vectorized"])
+        self.assertEqual(gc.ctest_summary_line(out), "80% tests passed, 1 tests failed out of 5")
+        self.assertIsNone(gc.parse_ctest_output("nothing here"))
+
+
+class GradeEvaluationTest(unittest.TestCase):
+    def test_solutions_full_marks_pass(self):
+        data = grade_json([ex("1.1", "passed", 10, 2, 12), ex("1.2", "passed", 10, 5, 15)])
+        r = gc.evaluate_solutions(data, {"1.1": 12, "1.2": 15})
+        self.assertTrue(r["passed"], r["problems"])
+        self.assertEqual((r["points"], r["max_points"], r["percent"]), (27, 27, 100.0))
+
+    def test_solutions_lost_point_fails(self):
+        data = grade_json([ex("1.1", "passed", 10, 1, 12, "ratio 0.4 < 0.5"), ex("1.2", "passed", 10, 5, 15)])
+        r = gc.evaluate_solutions(data)
+        self.assertFalse(r["passed"])
+        self.assertEqual(len(r["problems"]), 1)
+        self.assertIn("1.1", r["problems"][0])
+        self.assertIn("11/12", r["problems"][0])
+
+    def test_solutions_max_must_include_perf_and_every_exercise(self):
+        data = grade_json([ex("1.1", "passed", 10, 0, 10)])
+        r = gc.evaluate_solutions(data, {"1.1": 12, "1.2": 15})
+        self.assertFalse(r["passed"])
+        self.assertTrue(any("manifest" in p for p in r["problems"]))
+        self.assertTrue(any(p.startswith("1.2: not in") for p in r["problems"]))
+
+    def test_starter_zero_with_test_failures_passes(self):
+        data = grade_json([ex("1.1", "failed", 0, 0, 10, "wrong sum"), ex("1.2", "tests_failed", 0, 0, 10)])
+        r = gc.evaluate_starter(data, {"1.1": 12, "1.2": 15})
+        self.assertTrue(r["passed"], r["problems"])
+        self.assertEqual(r["points"], 0)
+
+    def test_starter_points_or_bad_status_fail(self):
+        for status in ("crashed", "timeout", "timed out", "grader_error", "grader error",
+                       "compile_error", "build failed", "no_gpu", "passed"):
+            with self.subTest(status=status):
+                r = gc.evaluate_starter(grade_json([ex("1.1", status, 0, 0, 10)]))
+                self.assertFalse(r["passed"])
+        r = gc.evaluate_starter(grade_json([ex("1.1", "failed", 1, 0, 10)]))
+        self.assertFalse(r["passed"])
+        self.assertIn("got 1 points", r["problems"][0])
+
+    def test_grader_json_shapes(self):
+        with self.assertRaises(gc.GradeFormatError):
+            gc.grade_exercises({"score": 1, "tests": []})
+        with self.assertRaises(gc.GradeFormatError):
+            gc.grade_exercises({"cudalab": {"exercises": []}})
+        by_id = {"cudalab": {"exercises": {"1.1": {"status": "failed", "correctness_points": 0,
+                                                     "perf_points": 0, "max_points": 10}}}}
+        self.assertEqual(gc.grade_exercises(by_id)[0]["id"], "1.1")
+        split = {"cudalab": {"exercises": [{"id": "1.1", "status": "passed", "correctness_points": 10,
+                                            "perf_points": 2, "correctness_max": 10, "perf_max": 2}]}}
+        self.assertEqual(gc.grade_exercises(split)[0]["max_points"], 12)
+
+
+class StateTest(unittest.TestCase):
+    def rec(self, step, status, summary=""):
+        return {"step": step, "status": status, "seconds": 1.0, "summary": summary, "messages": [], "details": {}}
+
+    def test_merge_replaces_and_orders(self):
+        s = gc.merge_state(None, self.rec("bench", "failed"))
+        s = gc.merge_state(s, self.rec("build", "passed"))
+        s = gc.merge_state(s, self.rec("bench", "passed", "rerun"))
+        self.assertEqual(list(s["steps"]), ["build", "bench"])
+        self.assertEqual(s["steps"]["bench"]["summary"], "rerun")
+        self.assertEqual(s["steps"]["bench"]["status"], "passed")
+
+    def test_merge_does_not_mutate(self):
+        s1 = gc.merge_state(None, self.rec("test", "failed"))
+        gc.merge_state(s1, self.rec("test", "passed"))
+        self.assertEqual(s1["steps"]["test"]["status"], "failed")
+
+    def test_load_state(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = Path(d) / "state.json"
+            self.assertEqual(gc.load_state(p), gc.new_state())
+            p.write_text("{broken")
+            self.assertEqual(gc.load_state(p), gc.new_state())
+            s = gc.merge_state(gc.merge_state(None, self.rec("grade", "passed")), self.rec("test", "failed"))
+            p.write_text(json.dumps(s))
+            self.assertEqual(list(gc.load_state(p)["steps"]), ["test", "grade"])
+
+    def test_parse_steps(self):
+        self.assertEqual(gc.parse_steps("bench,build"), ["build", "bench"])
+        self.assertEqual(gc.parse_steps("build,test,grade,sanitize,bench"), list(gc.STEPS))
+        with self.assertRaises(ValueError):
+            gc.parse_steps("build,deploy")
+
+    def test_summary_table(self):
+        s = gc.merge_state(None, self.rec("build", "passed", "built"))
+        s = gc.merge_state(s, self.rec("test", "failed", "no CUDA device"))
+        text = gc.summary_table(s, ["test"])
+        lines = text.splitlines()
+        self.assertTrue(lines[0].startswith("step"))
+        self.assertIn("passed (earlier)", lines[1])
+        self.assertIn("no CUDA device", lines[2])
+        self.assertIn("not run", lines[3])
+
+
+class HelpersTest(unittest.TestCase):
+    def test_sanitizer_summaries(self):
+        out = ("[  PASSED  ] 3 tests.\n========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"
+               "========= ERROR SUMMARY: 0 errors\n")
+        self.assertEqual(gc.sanitizer_summaries(out),
+                         ["RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)",
+                          "ERROR SUMMARY: 0 errors"])
+
+    def test_expected_max_points_of_real_tree(self):
+        expected = gc.expected_max_points(ROOT)
+        self.assertTrue(expected)
+        self.assertTrue(all(v > 0 for v in expected.values()))
+
+    def test_commit_argument_wins(self):
+        self.assertEqual(gc.resolve_commit("abc", ROOT), "abc")
+
+    def test_bad_step_is_a_usage_error(self):
+        with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as cm:
+            gc.main(["--out", "/nonexistent/x", "--steps", "nope"])
+        self.assertEqual(cm.exception.code, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,138 @@
+"""Checks every chapters/*/exercises.toml of the course against the tree (DESIGN.md, "Manifest").
+
+A file, a suite, a benchmark and a manifest entry of the same exercise share its slug.
+"""
+from __future__ import annotations
+
+import fnmatch
+import re
+import tomllib
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+SLUG = re.compile(r"^[a-z][a-z0-9_]*$")
+ID = re.compile(r"^(\d+)\.(\d+)$")
+
+CHAPTER_KEYS = {"number": int, "dir": str, "title": str}
+EXERCISE_KEYS = {"id": str, "slug": str, "title": str, "file": str, "header": str, "function": str,
+                 "test_filter": str, "points": int, "hints": list, "perf": dict}
+OPTIONAL_EXERCISE_KEYS = {"forbid": list}
+PERF_KEYS = {"benchmark": str, "baseline": str, "ratio": (int, float), "points": int}
+
+
+def camel(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part)
+
+
+def manifests() -> list[tuple[Path, dict]]:
+    out = []
+    for path in sorted((ROOT / "chapters").glob("*/exercises.toml")):
+        with path.open("rb") as f:
+            out.append((path, tomllib.load(f)))
+    return out
+
+
+class ManifestTest(unittest.TestCase):
+    def setUp(self):
+        self.manifests = manifests()
+
+    def test_there_are_manifests(self):
+        self.assertTrue(self.manifests, "no chapters/*/exercises.toml")
+
+    def test_chapter_table(self):
+        for path, data in self.manifests:
+            with self.subTest(manifest=str(path.relative_to(ROOT))):
+                ch = data.get("chapter")
+                self.assertIsInstance(ch, dict, "no [chapter] table")
+                for key, kind in CHAPTER_KEYS.items():
+                    self.assertIsInstance(ch.get(key), kind, f"[chapter] {key} must be {kind.__name__}")
+                self.assertEqual(ch["dir"], path.parent.name)
+                self.assertTrue(ch["dir"].startswith(f"{ch['number']:02d}-"),
+                                f"dir {ch['dir']} does not start with the chapter number {ch['number']:02d}")
+                self.assertTrue(data.get("exercise"), "no [[exercise]] entries")
+
+    def test_exercise_keys_and_types(self):
+        for path, data in self.manifests:
+            for ex in data.get("exercise", []):
+                with self.subTest(manifest=path.parent.name, exercise=ex.get("id")):
+                    for key, kind in EXERCISE_KEYS.items():
+                        self.assertIn(key, ex)
+                        self.assertIsInstance(ex[key], kind, f"{key} must be {kind.__name__}")
+                    for key, kind in OPTIONAL_EXERCISE_KEYS.items():
+                        if key in ex:
+                            self.assertIsInstance(ex[key], kind)
+                    for item in ex.get("forbid", []):
+                        self.assertIsInstance(item, str)
+                    self.assertRegex(ex["slug"], SLUG)
+                    self.assertGreater(ex["points"], 0)
+                    self.assertTrue(ex["function"].startswith("cudalab::"), ex["function"])
+                    self.assertEqual(ex["file"], ex["slug"] + ".cu")
+                    self.assertGreaterEqual(len(ex["hints"]), 2, "at least 2 hints")
+                    for hint in ex["hints"]:
+                        self.assertIsInstance(hint, str)
+                        self.assertTrue(hint.strip())
+                    perf = ex["perf"]
+                    for key, kind in PERF_KEYS.items():
+                        self.assertIn(key, perf, f"perf.{key}")
+                        self.assertIsInstance(perf[key], kind, f"perf.{key}")
+                        self.assertNotIsInstance(perf[key], bool)
+                    self.assertGreater(perf["ratio"], 0)
+                    self.assertLessEqual(perf["ratio"], 2)
+                    self.assertGreaterEqual(perf["points"], 0)
+                    self.assertTrue(perf["benchmark"].startswith(ex["slug"] + "/"),
+                                    f"benchmark {perf['benchmark']} does not start with {ex['slug']}/")
+
+    def test_ids_and_slugs_unique_and_numbered(self):
+        ids, slugs = {}, {}
+        for path, data in self.manifests:
+            number = data.get("chapter", {}).get("number")
+            for ex in data.get("exercise", []):
+                with self.subTest(manifest=path.parent.name, exercise=ex.get("id")):
+                    m = ID.match(str(ex.get("id")))
+                    self.assertIsNotNone(m, f"id {ex.get('id')!r} is not N.M")
+                    self.assertEqual(int(m.group(1)), number, f"id {ex['id']} not in chapter {number}")
+                    self.assertNotIn(ex["id"], ids, f"id {ex['id']} also in {ids.get(ex['id'])}")
+                    self.assertNotIn(ex["slug"], slugs, f"slug {ex['slug']} also in {slugs.get(ex['slug'])}")
+                    ids[ex["id"]] = path.parent.name
+                    slugs[ex["slug"]] = path.parent.name
+
+    def test_files_exist(self):
+        for path, data in self.manifests:
+            d = data["chapter"]["dir"]
+            chapter = path.parent
+            cmake = (chapter / "CMakeLists.txt").read_text() if (chapter / "CMakeLists.txt").exists() else ""
+            for ex in data.get("exercise", []):
+                with self.subTest(manifest=d, exercise=ex.get("id")):
+                    slug = ex["slug"]
+                    for rel in (f"solutions/{d}/{ex['file']}", f"starter/{d}/{ex['file']}",
+                                f"tests/{d}/{slug}_test.cu", f"chapters/{d}/bench/{slug}_bench.cu",
+                                f"chapters/{d}/{ex['header']}"):
+                        self.assertTrue((ROOT / rel).is_file(), f"{rel} is missing")
+                    self.assertRegex(cmake, rf"(?m)^\s*{re.escape(slug)}\b",
+                                     f"{slug} is not in chapters/{d}/CMakeLists.txt")
+
+    def test_suite_name_matches_filter(self):
+        for path, data in self.manifests:
+            d = data["chapter"]["dir"]
+            for ex in data.get("exercise", []):
+                with self.subTest(manifest=d, exercise=ex.get("id")):
+                    parts = ex["function"].split("::")
+                    self.assertGreaterEqual(len(parts), 3, f"function {ex['function']} is not cudalab::<topic>::name")
+                    topic = parts[1]
+                    self.assertEqual(Path(ex["header"]).name, f"{topic}.cuh",
+                                     f"header {ex['header']} is not the topic's {topic}.cuh")
+                    suite = camel(topic) + camel(ex["slug"])
+                    self.assertTrue(fnmatch.fnmatchcase(suite, ex["test_filter"]),
+                                    f"test_filter {ex['test_filter']} does not select suite {suite}")
+                    test = ROOT / "tests" / d / f"{ex['slug']}_test.cu"
+                    if test.is_file():
+                        self.assertRegex(test.read_text(), rf"\b{suite}\b",
+                                         f"suite {suite} not defined in {test.relative_to(ROOT)}")
+
+    def test_camel(self):
+        self.assertEqual(camel("reduce") + camel("sum_atomic"), "ReduceSumAtomic")
+
+
+if __name__ == "__main__":
+    unittest.main()
