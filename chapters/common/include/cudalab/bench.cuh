@@ -50,6 +50,7 @@ class L2Flusher {
 
 /// @brief Runs `launch(stream)` once per benchmark iteration, timed with CUDA
 ///        events after an L2 flush, and reports bytes/s and items/s.
+/// @param state         the Google Benchmark state of the running benchmark
 /// @param launch        enqueues the work on the stream it is given
 /// @param bytes_per_run the fewest bytes one run must move through device
 ///                      memory (each input read once, each output written once)
