@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import contextlib
-import importlib.machinery
-import importlib.util
 import io
 import json
 import sys
@@ -13,15 +11,9 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-ROOT = Path(__file__).resolve().parents[3]
+from toolload import ROOT, load_tool
 
 
-def load_tool(name: str, module: str):
-    loader = importlib.machinery.SourceFileLoader(module, str(ROOT / "tools" / name))
-    spec = importlib.util.spec_from_loader(module, loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
 
 
 br = load_tool("bench-report", "bench_report")

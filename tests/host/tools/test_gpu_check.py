@@ -2,23 +2,15 @@
 from __future__ import annotations
 
 import contextlib
-import importlib.machinery
-import importlib.util
 import io
 import json
 import tempfile
 import unittest
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+from toolload import ROOT, load_tool
 
 
-def load_tool(name: str, module: str):
-    loader = importlib.machinery.SourceFileLoader(module, str(ROOT / "tools" / name))
-    spec = importlib.util.spec_from_loader(module, loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
 
 
 gc = load_tool("gpu-check", "gpu_check")
