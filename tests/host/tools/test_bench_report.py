@@ -74,6 +74,10 @@ def synthetic_tree(directory: Path, target_ratio: float = 0.75) -> Path:
         [[exercise]]
         id = "9.1"
         slug = "sum_fast"
+        title = "A fast sum"
+        file = "sum_fast.cu"
+        test_filter = "*SumFast*"
+        points = 10
         [exercise.perf]
         benchmark = "sum_fast/int32/{N_BIG}"
         baseline = "cub_sum/int32/{N_BIG}"

@@ -104,7 +104,7 @@ class TreeTest(unittest.TestCase):
         chapter.mkdir(parents=True)
         (chapter / "exercises.toml").write_text(
             '[chapter]\nnumber = 9\ndir = "09-x"\n\n[[exercise]]\nid = "9.1"\nslug = "f"\n'
-            'title = "Sum things"\nfile = "f.cu"\n')
+            'title = "Sum things"\nfile = "f.cu"\ntest_filter = "*F*"\npoints = 1\n')
         (self.root / "solutions" / "09-x").mkdir(parents=True)
         self.solution = self.root / "solutions" / "09-x" / "f.cu"
         self.solution.write_text(self.SOLUTION)
