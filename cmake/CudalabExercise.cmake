@@ -4,8 +4,8 @@
 # each implementation I in CUDALAB_IMPLEMENTATIONS (solution, starter):
 #   cudalab_S_I        static library built from solutions/C/S.cu or starter/C/S.cu
 #   S_test_I           bin/S_test_I: tests/C/S_test.cu (compiled once) + that library
-#   S_bench_I          bin/S_bench_I: C/bench/S_bench.cu + the chapter's baselines
-#                      (compiled once) + that library
+#   S_bench_I          bin/S_bench_I: C/bench/S_bench.cu + its group's baselines
+#                      (compiled once per group) + that library
 # and the chapter library cudalab_chNN_I holding every exercise of the chapter.
 # The CTest test "C/S" runs the solution's tests.
 
@@ -25,23 +25,37 @@ function(cudalab_target_warnings target)
     $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
 endfunction()
 
-# cudalab_add_chapter(NUMBER 01 HEADERS <interface target> BASELINES <bench sources>
-#                     EXERCISES slug...)
+# cudalab_add_chapter(NUMBER 01 HEADERS <interface target>)
+# Creates the chapter libraries cudalab_chNN_<impl>; then add the exercises in
+# groups that share a baseline file with cudalab_add_exercises.
 function(cudalab_add_chapter)
-  cmake_parse_arguments(C "" "NUMBER;HEADERS" "BASELINES;EXERCISES" ${ARGN})
-  get_filename_component(chapter "${CMAKE_CURRENT_SOURCE_DIR}" NAME)
-  set(root "${PROJECT_SOURCE_DIR}")
-
-  if(CUDALAB_BUILD_BENCHMARKS AND C_BASELINES)
-    add_library(cudalab_ch${C_NUMBER}_baselines OBJECT ${C_BASELINES})
-    target_link_libraries(cudalab_ch${C_NUMBER}_baselines PRIVATE ${C_HEADERS} cudalab::bench)
-    cudalab_target_warnings(cudalab_ch${C_NUMBER}_baselines)
-  endif()
-
+  cmake_parse_arguments(C "" "NUMBER;HEADERS" "" ${ARGN})
+  set_property(GLOBAL PROPERTY CUDALAB_CH${C_NUMBER}_HEADERS "${C_HEADERS}")
   foreach(impl IN LISTS CUDALAB_IMPLEMENTATIONS)
     add_library(cudalab_ch${C_NUMBER}_${impl} STATIC)
     target_link_libraries(cudalab_ch${C_NUMBER}_${impl} PUBLIC ${C_HEADERS})
   endforeach()
+endfunction()
+
+# cudalab_add_exercises(NUMBER 01 GROUP <name> [BASELINES <bench sources>] EXERCISES slug...)
+# One group of exercises of a chapter (e.g. the sums, the scans): each
+# exercise's benchmark program links the group's baselines, so a run measures
+# the exercise beside exactly the baselines it is judged against.
+function(cudalab_add_exercises)
+  cmake_parse_arguments(C "" "NUMBER;GROUP" "BASELINES;EXERCISES" ${ARGN})
+  get_filename_component(chapter "${CMAKE_CURRENT_SOURCE_DIR}" NAME)
+  get_property(C_HEADERS GLOBAL PROPERTY CUDALAB_CH${C_NUMBER}_HEADERS)
+  if(NOT C_HEADERS)
+    message(FATAL_ERROR "cudalab_add_exercises(NUMBER ${C_NUMBER}): call cudalab_add_chapter first")
+  endif()
+  set(root "${PROJECT_SOURCE_DIR}")
+  set(baselines cudalab_ch${C_NUMBER}_${C_GROUP}_baselines)
+
+  if(CUDALAB_BUILD_BENCHMARKS AND C_BASELINES)
+    add_library(${baselines} OBJECT ${C_BASELINES})
+    target_link_libraries(${baselines} PRIVATE ${C_HEADERS} cudalab::bench)
+    cudalab_target_warnings(${baselines})
+  endif()
 
   foreach(slug IN LISTS C_EXERCISES)
     if(CUDALAB_BUILD_TESTS)
@@ -88,7 +102,7 @@ function(cudalab_add_chapter)
       if(CUDALAB_BUILD_BENCHMARKS)
         set(objs $<TARGET_OBJECTS:${slug}_bench_obj> $<TARGET_OBJECTS:${lib}>)
         if(C_BASELINES)
-          list(APPEND objs $<TARGET_OBJECTS:cudalab_ch${C_NUMBER}_baselines>)
+          list(APPEND objs $<TARGET_OBJECTS:${baselines}>)
         endif()
         add_executable(${slug}_bench_${impl} ${objs})
         target_link_libraries(${slug}_bench_${impl} PRIVATE cudalab::bench_main)
