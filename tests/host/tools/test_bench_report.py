@@ -107,6 +107,29 @@ class BenchReportTest(unittest.TestCase):
                          ("copy_bandwidth", "int32", 1024))
         self.assertEqual(br.split_name("odd"), ("odd", None, None))
 
+    def test_split_name_with_variant_parts(self):
+        # Extra parameters sit between the function and n; n is the "n" counter when known.
+        self.assertEqual(br.split_name("hist/uniform/256/268435456/manual_time"),
+                         ("hist", "uniform/256", 268435456))
+        self.assertEqual(br.split_name("scan/int32/268435456/1024", 268435456),
+                         ("scan", "int32/1024", 268435456))
+        self.assertEqual(br.split_name("scan/int32/1024/1024", 1024), ("scan", "int32/1024", 1024))
+        self.assertEqual(br.split_name("f/int32/big"), ("f", "int32/big", None))
+
+    def test_variant_rows_use_the_copy_at_the_same_n(self):
+        path = self.dir / "variants.json"
+        entry = lambda name, us, n: {"name": name + "/manual_time", "run_name": name + "/manual_time",
+                                     "run_type": "iteration", "real_time": us, "time_unit": "us",
+                                     "bytes_per_second": 4 * n / (us * 1e-6), "n": float(n)}
+        path.write_text(json.dumps({"context": {}, "benchmarks": [
+            entry(f"hist/uniform/256/{N_BIG}", 200.0, N_BIG),
+            entry(f"copy_bandwidth/int32/{N_BIG}", 100.0, N_BIG)]}))
+        res = br.load_results(path)["results"]
+        self.assertIn(("hist", "uniform/256", N_BIG), res)
+        copy = br.copy_for(res, ("hist", "uniform/256", N_BIG))
+        self.assertAlmostEqual(copy["time_us"], 100.0)
+        self.assertIsNone(br.copy_for(res, ("hist", "uniform/256", 7)))
+
     def test_median_aggregate_is_used(self):
         res = br.load_results(synthetic_file(self.dir))["results"]
         m = res[("sum_fast", "int32", N_BIG)]
