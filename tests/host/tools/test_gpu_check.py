@@ -182,6 +182,28 @@ class HelpersTest(unittest.TestCase):
     def test_commit_argument_wins(self):
         self.assertEqual(gc.resolve_commit("abc", ROOT), "abc")
 
+    def test_state_from_an_earlier_report_joins_the_new_one(self):
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            rec = lambda step, summary: {"step": step, "status": "passed", "seconds": 1.0,
+                                         "summary": summary, "messages": [], "details": {}}
+            earlier = {"steps": {"test": rec("test", "7/7"), "bench": rec("bench", "old")}}
+            (d / "earlier.json").write_text(json.dumps(earlier))
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                rc = gc.main(["--out", str(d / "out"), "--steps", "bench", "--build-dir", str(d / "b"),
+                              "--bench-repetitions", "1", "--state-from", str(d / "earlier.json")])
+            self.assertEqual(rc, 1)  # nothing built here: the bench step fails
+            rep = json.loads((d / "out" / "report.json").read_text())
+            self.assertEqual(rep["steps"]["test"]["summary"], "7/7")   # kept from the earlier report
+            self.assertNotEqual(rep["steps"]["bench"]["summary"], "old")  # rerun now replaces it
+            self.assertIn("not run", rep["steps"]["bench"]["summary"])
+
+    def test_bad_bench_options_are_usage_errors(self):
+        for extra in (["--bench-repetitions", "0"], ["--bench-programs", "("]):
+            with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as cm:
+                gc.main(["--out", "/nonexistent/x", *extra])
+            self.assertEqual(cm.exception.code, 2)
+
     def test_bad_step_is_a_usage_error(self):
         with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as cm:
             gc.main(["--out", "/nonexistent/x", "--steps", "nope"])
