@@ -78,9 +78,13 @@ inline void int32_extremes(const char* exercise, IntSum fn) {
   for (const int value : {INT_MAX, INT_MIN}) {
     const std::vector<int> in(n, value);
     const long long expected = static_cast<long long>(value) * static_cast<long long>(n);
-    ASSERT_EQ(expected, run_sum(fn, in))
-        << context(exercise, n, 0) << "every element is " << value
-        << ": accumulate in long long, never in int.";
+    const long long actual = run_sum(fn, in);
+    const long long unwritten = static_cast<long long>(0xA5A5A5A5A5A5A5A5ull);
+    ASSERT_EQ(expected, actual)
+        << context(exercise, n, 0) << "every element is " << value << ". "
+        << (actual == unwritten ? "Nothing was written to *out (it still holds the poison value)."
+            : actual == 0       ? "*out is 0: the kernel added nothing."
+                                : "The sum is wrong: accumulate in long long, never in int.");
   }
 }
 
