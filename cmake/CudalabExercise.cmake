@@ -8,6 +8,12 @@
 #                      (compiled once per group) + that library
 # and the chapter library cudalab_chNN_I holding every exercise of the chapter.
 # The CTest test "C/S" runs the solution's tests.
+# With CUDALAB_HIDDEN_TESTS_DIR set (the instructor's hidden tests, kept out of
+# the students' repository), an exercise whose S_hidden_test.cu is in that
+# folder (or its C/ subfolder) also gets S_hidden_test_I, linked like S_test_I.
+
+set(CUDALAB_HIDDEN_TESTS_DIR "" CACHE PATH
+    "Folder of the instructor's hidden test suites (<slug>_hidden_test.cu); empty: none")
 
 # Warnings for every target; -Werror on code we own when CUDALAB_WERROR is on
 # (student code, the starter, gets warnings but never -Werror).
@@ -62,6 +68,21 @@ function(cudalab_add_exercises)
       add_library(${slug}_test_obj OBJECT "${root}/tests/${chapter}/${slug}_test.cu")
       target_link_libraries(${slug}_test_obj PRIVATE ${C_HEADERS} cudalab::test)
       cudalab_target_warnings(${slug}_test_obj)
+      set(hidden "")
+      if(CUDALAB_HIDDEN_TESTS_DIR)
+        foreach(candidate "${CUDALAB_HIDDEN_TESTS_DIR}/${chapter}/${slug}_hidden_test.cu"
+                          "${CUDALAB_HIDDEN_TESTS_DIR}/${slug}_hidden_test.cu")
+          if(NOT hidden AND EXISTS "${candidate}")
+            set(hidden "${candidate}")
+          endif()
+        endforeach()
+      endif()
+      if(hidden)
+        add_library(${slug}_hidden_test_obj OBJECT "${hidden}")
+        target_link_libraries(${slug}_hidden_test_obj PRIVATE ${C_HEADERS} cudalab::test)
+        target_include_directories(${slug}_hidden_test_obj PRIVATE "${root}/tests/${chapter}")
+        cudalab_target_warnings(${slug}_hidden_test_obj NO_WERROR)
+      endif()
     endif()
     if(CUDALAB_BUILD_BENCHMARKS)
       add_library(${slug}_bench_obj OBJECT "${CMAKE_CURRENT_SOURCE_DIR}/bench/${slug}_bench.cu")
@@ -97,6 +118,12 @@ function(cudalab_add_exercises)
         if(impl STREQUAL "solution")
           add_test(NAME "${chapter}/${slug}" COMMAND ${slug}_test_solution)
           set_tests_properties("${chapter}/${slug}" PROPERTIES LABELS "exercise;gpu" TIMEOUT 900)
+        endif()
+        if(hidden)
+          add_executable(${slug}_hidden_test_${impl}
+            $<TARGET_OBJECTS:${slug}_hidden_test_obj> $<TARGET_OBJECTS:${lib}>)
+          target_link_libraries(${slug}_hidden_test_${impl} PRIVATE cudalab::test_main)
+          set_target_properties(${slug}_hidden_test_${impl} PROPERTIES LINKER_LANGUAGE CUDA)
         endif()
       endif()
       if(CUDALAB_BUILD_BENCHMARKS)

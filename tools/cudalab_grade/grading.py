@@ -14,6 +14,9 @@ from .manifest import Exercise
 PASSED, FAILED, CRASHED, TIMEOUT = "passed", "failed", "crashed", "timeout"
 COMPILE, FORBIDDEN, NO_GPU, SANITIZER, GRADER_ERROR = (
     "compile_error", "forbidden", "no_gpu", "sanitizer", "grader_error")
+MEMORY = "memory"
+# statuses that mean the exercise was graded on a GPU (as opposed to not graded at all)
+GRADED = frozenset({PASSED, FAILED, CRASHED, TIMEOUT, SANITIZER, MEMORY})
 SANITIZER_MAX_N = "4194304"
 
 
@@ -28,6 +31,14 @@ class Options:
     sanitize: tuple[str, ...] = ()
     # target -> (reason, details) for targets that are not built; filled by the build step
     not_built: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+    # class grading (tools/grade --submissions): limits, environment, decided outcomes
+    extra_env: dict[str, str] = field(default_factory=dict)  # e.g. CUDA_VISIBLE_DEVICES
+    max_output: int = 0     # bytes of output kept per program (0: all)
+    max_rss: int = 0        # resident bytes per program's process group (0: no limit)
+    hidden: frozenset[str] = frozenset()  # slugs whose <slug>_hidden_test_<impl> runs too
+    deadline: float | None = None  # time.monotonic() after which nothing more is run
+    # exercise id -> (status, reason, details): decided before any test runs
+    verdicts: dict[str, tuple[str, str, list[str]]] = field(default_factory=dict)
 
     def exe(self, target: str) -> Path:
         return self.build_dir / "bin" / target
@@ -40,7 +51,18 @@ class Options:
             return str(path)
 
     def env(self) -> dict[str, str]:
-        return {"CUDALAB_SEED": str(self.seed)} if self.seed is not None else {}
+        seed = {"CUDALAB_SEED": str(self.seed)} if self.seed is not None else {}
+        return dict(self.extra_env) | seed
+
+    def time_limit(self) -> float:
+        """The time limit of the next program: --timeout, or less when the deadline is near."""
+        if self.deadline is None:
+            return self.timeout
+        return max(1.0, min(self.timeout, self.deadline - time.monotonic()))
+
+    def run(self, cmd: list[str], env: dict[str, str] | None = None) -> proc.Proc:
+        return proc.run(cmd, self.time_limit(), self.root, env if env is not None else self.env(),
+                        max_output=self.max_output, max_rss=self.max_rss)
 
 
 @dataclass
@@ -80,6 +102,14 @@ def grade(ex: Exercise, opts: Options) -> Result:
 
 
 def _grade(ex: Exercise, opts: Options, res: Result) -> None:
+    if ex.id in opts.verdicts:
+        res.status, res.reason, details = opts.verdicts[ex.id]
+        res.details = list(details)
+        return
+    if opts.deadline is not None and time.monotonic() >= opts.deadline:
+        res.status = TIMEOUT
+        res.reason = "not graded: the submission's time limit ran out before this exercise"
+        return
     src = opts.root / ex.source(opts.implementation)
     if src.exists():
         hit = source.find_forbidden(src.read_text(errors="replace"), ex.forbid)
@@ -106,32 +136,35 @@ def _grade(ex: Exercise, opts: Options, res: Result) -> None:
 
 
 def run_tests(ex: Exercise, opts: Options, res: Result) -> bool:
-    """Run the exercise's tests; True when they all passed (points given)."""
+    """Run the exercise's tests (and its hidden tests); True when they all passed (points given)."""
+    programs = [(ex.test_target(opts.implementation), "")]
+    if ex.slug in opts.hidden and ex.hidden_test:
+        hidden = ex.hidden_target(opts.implementation)
+        if hidden in opts.not_built:
+            res.status = COMPILE
+            res.reason = f"hidden tests: {opts.not_built[hidden][0]}"
+            res.details = list(opts.not_built[hidden][1])
+            return False
+        programs.append((hidden, "hidden "))
+    total = gtest.Report()
+    no_gpu = False
+    for target, label in programs:
+        got = _run_program(ex, opts, res, target, label)
+        if got is None:
+            return False
+        rep, output = got
+        if gtest.skipped_for_no_device(rep, output):
+            no_gpu = True
+        total.total += rep.total
+        total.passed += rep.passed
+        total.skipped += rep.skipped
+        total.failed += [(f"{label}{name}".replace("hidden ", "(hidden) "), msg)
+                         for name, msg in rep.failed]
+    rep = total
     exe = opts.exe(ex.test_target(opts.implementation))
-    shown = opts.shown(exe)
-    with tempfile.TemporaryDirectory(prefix="cudalab-grade-") as tmp:
-        report_path = Path(tmp) / "report.json"
-        cmd = [shown, f"--gtest_filter={ex.test_filter}",
-               f"--gtest_output=json:{report_path}"]
-        p = proc.run(cmd, opts.timeout, opts.root, opts.env())
-        rep = gtest.parse_report(report_path)
-    rerun = f"rerun: {_seed_prefix(opts)}{shown} --gtest_filter='{ex.test_filter}'"
-    if p.timed_out:
-        test = gtest.running_test(p.output)
-        res.status = TIMEOUT
-        res.reason = f"timed out after {opts.timeout:g} s" + (f" in {test}" if test else "")
-        res.details = [gtest.tail(p.output), _rerun_one(opts, shown, test) or rerun]
-        return False
-    if rep is None:
-        test = gtest.running_test(p.output)
-        res.status = CRASHED
-        rc = p.returncode or 0
-        why = p.failure() if rc < 0 else f"{p.failure()} without a test report"
-        res.reason = f"crashed: {why}" + (f" in {test}" if test else "")
-        res.details = [gtest.tail(p.output), _rerun_one(opts, shown, test) or rerun]
-        return False
+    rerun = f"rerun: {_seed_prefix(opts)}{opts.shown(exe)} --gtest_filter='{ex.test_filter}'"
     res.tests = f"{rep.passed}/{rep.total}"
-    if gtest.skipped_for_no_device(rep, p.output):
+    if no_gpu:
         res.status = NO_GPU
         res.tests = f"{rep.skipped} skip"
         res.reason = "not graded: no CUDA device (grading needs a GPU)"
@@ -142,23 +175,71 @@ def run_tests(ex: Exercise, opts: Options, res: Result) -> bool:
         return False
     if rep.failed:
         res.status = FAILED
+        hidden_failed = sum(1 for name, _ in rep.failed if name.startswith("(hidden) "))
         res.reason = f"{len(rep.failed)} of {rep.total} tests failed (all must pass for the points)"
+        if hidden_failed:
+            res.reason = (f"{len(rep.failed)} of {rep.total} tests failed, {hidden_failed} of them "
+                          "hidden (all must pass for the points)")
         for name, msg in rep.failed[:3]:
             res.details.append(f"FAILED {name}\n{gtest.trim(msg)}")
         if len(rep.failed) > 3:
             res.details.append(f"... and {len(rep.failed) - 3} more failing tests; {rerun}")
         return False
-    if p.returncode != 0:  # a report without failures, yet a bad exit (e.g. a crash at exit)
-        res.status = CRASHED
-        res.reason = f"crashed: {p.failure()} after all tests passed"
-        res.details = [gtest.tail(p.output), rerun]
-        return False
     res.status = PASSED
     res.correctness_points = float(ex.points)
     res.reason = f"all {rep.total} tests passed"
+    if len(programs) > 1:
+        res.reason = f"all {rep.total} tests passed, hidden ones included"
     if rep.skipped:
         res.reason += f" ({rep.skipped} skipped)"
     return True
+
+
+def _run_program(ex: Exercise, opts: Options, res: Result, target: str,
+                 label: str) -> tuple[gtest.Report, str] | None:
+    """Run one test program; (report, output), or None after setting a failure on res."""
+    exe = opts.exe(target)
+    shown = opts.shown(exe)
+    limit = opts.time_limit()
+    with tempfile.TemporaryDirectory(prefix="cudalab-grade-") as tmp:
+        report_path = Path(tmp) / "report.json"
+        cmd = [shown, f"--gtest_filter={ex.test_filter}",
+               f"--gtest_output=json:{report_path}"]
+        p = opts.run(cmd)
+        rep = gtest.parse_report(report_path)
+    rerun = f"rerun: {_seed_prefix(opts)}{shown} --gtest_filter='{ex.test_filter}'"
+    prefix = "hidden tests: " if label else ""
+    note = [p.truncation_note()] if p.dropped else []
+    if p.memory_exceeded is not None:
+        test = gtest.running_test(p.output)
+        res.status = MEMORY
+        res.reason = (f"{prefix}killed: used more than {opts.max_rss / 2**20:.0f} MiB of host "
+                      "memory" + (f" in {test}" if test else ""))
+        res.details = [gtest.tail(p.output)] + note + [_rerun_one(opts, shown, test) or rerun]
+        return None
+    if p.timed_out:
+        test = gtest.running_test(p.output)
+        res.status = TIMEOUT
+        res.reason = f"{prefix}timed out after {limit:g} s" + (f" in {test}" if test else "")
+        res.details = [gtest.tail(p.output)] + note + [_rerun_one(opts, shown, test) or rerun]
+        return None
+    if rep is None:
+        test = gtest.running_test(p.output)
+        res.status = CRASHED
+        rc = p.returncode or 0
+        why = p.failure() if rc < 0 else f"{p.failure()} without a test report"
+        res.reason = f"{prefix}crashed: {why}" + (f" in {test}" if test else "")
+        res.details = [gtest.tail(p.output)] + note + [_rerun_one(opts, shown, test) or rerun]
+        return None
+    if p.returncode != 0 and not rep.failed and not gtest.skipped_for_no_device(rep, p.output):
+        # a report without failures, yet a bad exit (e.g. a crash at exit)
+        res.status = CRASHED
+        res.reason = f"{prefix}crashed: {p.failure()} after all tests passed"
+        res.details = [gtest.tail(p.output)] + note + [rerun]
+        return None
+    if note:
+        res.details.extend(note)
+    return rep, p.output
 
 
 def run_sanitizer(ex: Exercise, opts: Options, res: Result, tool: str) -> bool:
@@ -171,11 +252,12 @@ def run_sanitizer(ex: Exercise, opts: Options, res: Result, tool: str) -> bool:
     cmd = [sanitizer, "--tool", tool, "--error-exitcode", "86", str(exe),
            f"--gtest_filter={ex.test_filter}"]
     env = opts.env() | {"CUDALAB_MAX_N": SANITIZER_MAX_N}
-    p = proc.run(cmd, opts.timeout, opts.root, env)
+    limit = opts.time_limit()
+    p = opts.run(cmd, env)
     if p.returncode == 0:
         res.reason += f"; {tool} clean"
         return True
-    first = "timed out after %g s" % opts.timeout if p.timed_out else _sanitizer_error(p)
+    first = "timed out after %g s" % limit if p.timed_out else _sanitizer_error(p)
     res.status, res.correctness_points = SANITIZER, 0.0
     res.reason = f"compute-sanitizer {tool}: {first}"
     res.details = [gtest.tail(p.output, 25),
@@ -207,7 +289,7 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
         return
     cmd = [str(opts.exe(target)), f"--benchmark_filter={bench.filter_for(perf.benchmark, perf.baseline)}",
            "--benchmark_format=json", "--benchmark_repetitions=3"]
-    p = proc.run(cmd, opts.timeout, opts.root, opts.env())
+    p = opts.run(cmd)
     if p.timed_out or p.returncode != 0:
         res.reason += f"; perf: benchmark {'timed out' if p.timed_out else p.failure()}"
         res.details.append(gtest.tail(p.output))

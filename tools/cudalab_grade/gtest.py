@@ -19,9 +19,14 @@ class Report:
     failed: list[tuple[str, str]] = field(default_factory=list)  # (test name, message)
 
 
+MAX_REPORT = 64 << 20  # a bigger report is not read (a program that floods its failure messages)
+
+
 def parse_report(path: Path) -> Report | None:
-    """The counts and failures of a --gtest_output=json file; None when absent or unreadable."""
+    """The counts and failures of a --gtest_output=json file; None when absent, unreadable or huge."""
     try:
+        if path.stat().st_size > MAX_REPORT:
+            return None
         data = json.loads(path.read_text(errors="replace"))
     except (OSError, ValueError):
         return None

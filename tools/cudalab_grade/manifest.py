@@ -31,6 +31,7 @@ class Exercise:
     forbid: tuple[str, ...] = ()
     hints: tuple[str, ...] = ()
     perf: Perf | None = None
+    hidden_test: str | None = None  # file name of the instructor's hidden test suite, if any
 
     def source(self, implementation: str) -> str:
         """Path of the graded source, relative to the repository root."""
@@ -42,6 +43,10 @@ class Exercise:
 
     def bench_target(self, implementation: str) -> str:
         return f"{self.slug}_bench_{implementation}"
+
+    def hidden_target(self, implementation: str) -> str:
+        """The program built from the hidden test suite (CMake: CUDALAB_HIDDEN_TESTS_DIR)."""
+        return f"{self.slug}_hidden_test_{implementation}"
 
 
 @dataclass(frozen=True)
@@ -67,7 +72,8 @@ def load_chapter(path: Path) -> Chapter:
             id=str(ex["id"]), slug=str(ex["slug"]), title=str(ex["title"]), file=str(ex["file"]),
             chapter_dir=cdir, chapter_number=number, test_filter=str(ex["test_filter"]),
             points=int(ex["points"]), forbid=tuple(ex.get("forbid", [])),
-            hints=tuple(ex.get("hints", [])), perf=perf))
+            hints=tuple(ex.get("hints", [])), perf=perf,
+            hidden_test=str(ex["hidden_test"]) if "hidden_test" in ex else None))
     return Chapter(number, cdir, str(ch.get("title", cdir)), tuple(exercises))
 
 

@@ -1,24 +1,49 @@
-"""Running one program with a time limit, killing its whole process group."""
+"""Running one program with limits: time, captured output, host memory.
+
+The program runs in its own session (process group). After `timeout`
+seconds, or when the resident memory of its group passes `max_rss` bytes,
+the whole group is killed. Its output (stdout and stderr, interleaved) is
+kept up to `max_output` bytes: the first half and the last half, with a note
+of how much was dropped in between, so a program that prints gigabytes costs
+neither memory nor disk.
+
+Host memory is watched, not limited with RLIMIT_AS: a CUDA program reserves
+far more virtual address space than it uses (the unified address space), so
+an address-space limit breaks every CUDA program. The watchdog sums VmRSS
+over the processes of the group every `POLL` seconds; an allocation faster
+than that can overshoot the limit briefly before the kill.
+"""
 from __future__ import annotations
 
 import os
+import resource
+import selectors
 import signal
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+POLL = 0.05               # seconds between two memory checks
+MAX_FILE = 1 << 30        # RLIMIT_FSIZE of graded programs: no file written past 1 GiB
+GRACE = 2.0              # seconds a child may keep the output open after the program exited
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
 
 @dataclass
 class Proc:
-    returncode: int | None  # None when it timed out
-    output: str             # stdout and stderr, interleaved
+    returncode: int | None  # None when it timed out or was killed for memory
+    output: str             # stdout and stderr, interleaved (possibly truncated)
     seconds: float
     timed_out: bool = False
+    dropped: int = 0                 # bytes of output dropped in the middle
+    memory_exceeded: int | None = None  # resident bytes seen when killed for memory
 
     def failure(self) -> str:
         """'SIGSEGV', 'exit code 3', ... for a run that did not exit 0."""
         rc = self.returncode
+        if self.memory_exceeded is not None:
+            return f"killed at {self.memory_exceeded / 2**20:.0f} MiB of host memory"
         if rc is None:
             return "timed out"
         if rc < 0:
@@ -26,6 +51,11 @@ class Proc:
         if rc > 128 and _is_signal(rc - 128):
             return f"exit code {rc} ({signal_name(rc - 128)})"
         return f"exit code {rc}"
+
+    def truncation_note(self) -> str | None:
+        if not self.dropped:
+            return None
+        return f"(output truncated: {self.dropped} bytes in the middle were dropped)"
 
 
 def _is_signal(num: int) -> bool:
@@ -43,8 +73,75 @@ def signal_name(num: int) -> str:
         return f"signal {num}"
 
 
-def run(cmd: list[str], timeout: float, cwd: Path, env: dict[str, str] | None = None) -> Proc:
-    """Run cmd in its own session; after `timeout` seconds kill its process group."""
+class _Capture:
+    """Keeps the first and the last `limit / 2` bytes of a stream."""
+
+    def __init__(self, limit: int):
+        self.limit = max(0, limit)
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def add(self, data: bytes) -> None:
+        if self.limit == 0:  # no limit
+            self.head += data
+            return
+        half = self.limit // 2
+        room = half - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if not data:
+            return
+        self.tail += data
+        extra = len(self.tail) - (self.limit - half)
+        if extra > 0:
+            del self.tail[:extra]
+            self.dropped += extra
+
+    def text(self) -> str:
+        if not self.dropped:
+            return (bytes(self.head) + bytes(self.tail)).decode(errors="replace")
+        note = (f"\n[... {self.dropped} bytes of output dropped: the grader keeps "
+                f"{self.limit} bytes ...]\n")
+        return bytes(self.head).decode(errors="replace") + note + bytes(self.tail).decode(errors="replace")
+
+
+def group_rss(pgid: int) -> int:
+    """Resident bytes of every process in process group `pgid` (0 when none is readable)."""
+    total = 0
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return 0
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # pid (comm) state ppid pgrp session ... ; comm may hold spaces and parentheses
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if len(fields) < 22 or int(fields[2]) != pgid:
+            continue
+        total += int(fields[21]) * _PAGE  # rss, in pages
+    return total
+
+
+def _limit_files(pid: int) -> None:
+    """No core dumps, no file past MAX_FILE, for the program and what it starts."""
+    for res, value in ((resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, MAX_FILE)):
+        try:
+            resource.prlimit(pid, res, (value, value))
+        except (OSError, ValueError, AttributeError):
+            pass
+
+
+def run(cmd: list[str], timeout: float, cwd: Path, env: dict[str, str] | None = None,
+        max_output: int = 0, max_rss: int = 0) -> Proc:
+    """Run cmd in its own session, within the limits (0 = no limit on output or memory)."""
     full_env = dict(os.environ)
     full_env.update(env or {})
     start = time.monotonic()
@@ -54,17 +151,81 @@ def run(cmd: list[str], timeout: float, cwd: Path, env: dict[str, str] | None = 
                              start_new_session=True)
     except OSError as e:
         return Proc(127, f"cannot start {cmd[0]}: {e}", 0.0)
+    _limit_files(p.pid)
+    cap = _Capture(max_output)
+    deadline = start + timeout
+    timed_out, peak = False, None
+    assert p.stdout is not None
+    fd = p.stdout.fileno()
+    os.set_blocking(fd, False)
+    sel = selectors.DefaultSelector()
+    sel.register(fd, selectors.EVENT_READ)
+    open_pipe = True
+    next_check = start
+    exited_at = 0.0
     try:
-        out, _ = p.communicate(timeout=timeout)
-        return Proc(p.returncode, out.decode(errors="replace"), time.monotonic() - start)
-    except subprocess.TimeoutExpired:
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                timed_out = True
+                break
+            if max_rss and now >= next_check:
+                next_check = now + POLL
+                rss = group_rss(p.pid)
+                if rss > max_rss:
+                    peak = rss
+                    break
+            if open_pipe:
+                for _ in sel.select(timeout=min(POLL, max(0.0, deadline - now))):
+                    try:
+                        data = os.read(fd, 1 << 16)
+                    except BlockingIOError:
+                        continue
+                    if data:
+                        cap.add(data)
+                    else:
+                        open_pipe = False
+                        sel.unregister(fd)
+            else:
+                try:
+                    p.wait(timeout=min(POLL, max(0.0, deadline - now)))
+                except subprocess.TimeoutExpired:
+                    continue
+            if p.poll() is not None:
+                if not open_pipe:
+                    break
+                # the program exited but something it started still holds the pipe
+                exited_at = exited_at or time.monotonic()
+                if time.monotonic() - exited_at > GRACE:
+                    _kill_group(p.pid)
+                    _drain(fd, cap)
+                    break
+    finally:
+        sel.close()
+    if timed_out or peak is not None:
         _kill_group(p.pid)
         try:
-            out, _ = p.communicate(timeout=10)
-        except subprocess.TimeoutExpired:  # a child escaped the group and holds the pipe
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
             p.kill()
-            out = b""
-        return Proc(None, out.decode(errors="replace"), time.monotonic() - start, timed_out=True)
+        _drain(fd, cap)
+        p.stdout.close()
+        return Proc(None, cap.text(), time.monotonic() - start, timed_out=timed_out,
+                    dropped=cap.dropped, memory_exceeded=peak)
+    p.stdout.close()
+    return Proc(p.returncode, cap.text(), time.monotonic() - start, dropped=cap.dropped)
+
+
+def _drain(fd: int, cap: _Capture) -> None:
+    """What is left in the pipe after a kill (never blocks: a child may still hold it)."""
+    for _ in range(256):
+        try:
+            data = os.read(fd, 1 << 16)
+        except (BlockingIOError, OSError):
+            return
+        if not data:
+            return
+        cap.add(data)
 
 
 def _kill_group(pgid: int) -> None:

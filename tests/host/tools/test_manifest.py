@@ -17,7 +17,7 @@ ID = re.compile(r"^(\d+)\.(\d+)$")
 CHAPTER_KEYS = {"number": int, "dir": str, "title": str}
 EXERCISE_KEYS = {"id": str, "slug": str, "title": str, "file": str, "header": str, "function": str,
                  "test_filter": str, "points": int, "hints": list, "perf": dict}
-OPTIONAL_EXERCISE_KEYS = {"forbid": list}
+OPTIONAL_EXERCISE_KEYS = {"forbid": list, "hidden_test": str}
 PERF_KEYS = {"benchmark": str, "baseline": str, "ratio": (int, float), "points": int}
 
 
@@ -62,6 +62,8 @@ class ManifestTest(unittest.TestCase):
                     for key, kind in OPTIONAL_EXERCISE_KEYS.items():
                         if key in ex:
                             self.assertIsInstance(ex[key], kind)
+                    if "hidden_test" in ex:  # CMake finds it by this name (CUDALAB_HIDDEN_TESTS_DIR)
+                        self.assertEqual(ex["hidden_test"], f"{ex['slug']}_hidden_test.cu")
                     for item in ex.get("forbid", []):
                         self.assertIsInstance(item, str)
                     self.assertRegex(ex["slug"], SLUG)

@@ -1,0 +1,695 @@
+"""Tests of class grading (tools/grade --submissions), without CUDA and without a GPU.
+
+The instructor's build is replaced by a fake one: the "compiler" copies the
+student's source into the object, `nm` lists the `// symbol:` lines of an
+object, and the "linker" writes a test program (a Python script) whose
+behaviour is chosen by a `BEHAVE=...` word in the student's source: pass,
+fail, hang, spam (100 MB of output), hog (host memory), segv, nogpu,
+hiddenfail. Everything else, from the archives to the gradebook, is the real
+code.
+"""
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import os
+import stat
+import subprocess
+import sys
+import tarfile
+import tempfile
+import textwrap
+import time
+import unittest
+import zipfile
+from pathlib import Path
+from unittest import mock
+
+from toolload import load_tool
+
+REPO = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(REPO / "tools"))
+grade_cli = load_tool("grade", "cudalab_grade_cli_class")
+from cudalab_grade import classbuild, classgrade, proc, submissions  # noqa: E402
+from cudalab_grade.manifest import load_all  # noqa: E402
+
+PY = sys.executable
+MANIFEST = """
+[chapter]
+number = 1
+dir = "01-demo"
+title = "Demo"
+
+[[exercise]]
+id = "1.1"
+slug = "alpha"
+title = "First"
+file = "alpha.cu"
+header = "include/x.cuh"
+function = "cudalab::x::alpha"
+test_filter = "*Alpha*"
+points = 10
+forbid = ["cub::"]
+hints = ["a", "b"]
+hidden_test = "alpha_hidden_test.cu"
+
+[[exercise]]
+id = "1.2"
+slug = "beta"
+title = "Second"
+file = "beta.cu"
+header = "include/x.cuh"
+function = "cudalab::x::beta"
+test_filter = "*Beta*"
+points = 5
+forbid = []
+hints = ["a", "b"]
+"""
+
+
+def _exe(path: Path, body: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!{PY}\n" + textwrap.dedent(body))
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+
+# The test program the fake linker writes: behaviour from the BEHAVE word of the object.
+TEST_PROGRAM = r'''
+import json, os, re, sys, time
+obj, hidden, suite = OBJ, HIDDEN, SUITE
+text = open(obj).read()
+m = re.search(r"BEHAVE=(\w+)", text)
+how = m.group(1) if m else "fail"
+with open(os.environ.get("FAKE_LOG", os.devnull), "a") as log:
+    log.write(json.dumps({"argv": sys.argv, "gpu": os.environ.get("CUDA_VISIBLE_DEVICES"),
+                          "seed": os.environ.get("CUDALAB_SEED")}) + "\n")
+print("[ RUN      ] %s.Big" % suite, flush=True)
+if how == "hang":
+    time.sleep(60)
+if how == "segv":
+    import signal; os.kill(os.getpid(), signal.SIGSEGV)
+if how == "hog":
+    junk = bytearray(600 << 20); time.sleep(5)
+if how == "spam":
+    line = "x" * 1023 + "\n"
+    for _ in range(100 * 1024):
+        sys.stdout.write(line)
+    sys.stdout.flush()
+if how == "nogpu":
+    print("cudalab: no CUDA device; GPU tests are skipped")
+fail = how == "fail" or (how == "hiddenfail" and hidden)
+tests = [{"name": "T%d" % i, "status": "RUN", "result": "SKIPPED" if how == "nogpu" else "COMPLETED"}
+         for i in range(3)]
+if fail:
+    tests[1]["failures"] = [{"failure": "[%s] n = 33, seed = 7: wrong sum" % suite}]
+data = {"testsuites": [{"name": suite, "testsuite": tests}]}
+for a in sys.argv[1:]:
+    if a.startswith("--gtest_output=json:"):
+        with open(a.split(":", 1)[1], "w") as f:
+            json.dump(data, f)
+sys.exit(1 if fail else 0)
+'''
+
+
+class FakeCourse:
+    """A course tree, a fake shared build, fake compiler/linker/nm on PATH."""
+
+    def __init__(self, tmp: Path):
+        self.tmp = tmp
+        self.root = tmp / "course"
+        ch = self.root / "chapters" / "01-demo"
+        ch.mkdir(parents=True)
+        (ch / "exercises.toml").write_text(MANIFEST)
+        (ch / "include").mkdir()
+        (ch / "include" / "x.cuh").write_text("// header\n")
+        for name in ("alpha", "beta"):
+            p = self.root / "starter" / "01-demo" / f"{name}.cu"
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(f"// starter of {name}: BEHAVE=fail\n")
+        (self.root / "CMakeLists.txt").write_text("# fake\n")
+        self.bin = tmp / "fakebin"
+        _exe(self.bin / "fakecc", """
+            import sys, time
+            src = sys.argv[1]; out = sys.argv[sys.argv.index("-o") + 1]
+            text = open(src).read()
+            if "SYNTAX_ERROR" in text:
+                line = text[:text.index("SYNTAX_ERROR")].count("\\n") + 1
+                print(f"{src}({line}): error: expected a declaration")
+                sys.exit(1)
+            if "COMPILE_HANG" in text:
+                time.sleep(60)
+            open(out, "w").write(text)
+        """)
+        _exe(self.bin / "fakeld", f"""
+            import sys
+            obj = sys.argv[1]; out = sys.argv[sys.argv.index("-o") + 1]
+            hidden = "--hidden" in sys.argv
+            suite = sys.argv[sys.argv.index("--suite") + 1]
+            prog = {TEST_PROGRAM!r}.replace("OBJ", repr(obj)).replace("HIDDEN", repr(hidden))
+            prog = prog.replace("SUITE", repr(suite))
+            open(out, "w").write("#!{PY}\\n" + prog)
+            import os; os.chmod(out, 0o755)
+        """)
+        _exe(self.bin / "nm", """
+            import sys
+            for line in open(sys.argv[-1]):
+                if "// symbol:" in line:
+                    print("0000000000000000 T " + line.split("// symbol:", 1)[1].strip())
+        """)
+        self.env = {"PATH": f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}",
+                    "FAKE_LOG": str(tmp / "runs.log")}
+
+    def shared(self, root, shared_dir, exercises, perf, hidden_dir, jobs, say, read_only=False):
+        """Stands in for classbuild.prepare_shared."""
+        course = shared_dir / "course"
+        if not read_only:
+            classbuild.sync_tree(root, course)
+        sb = classbuild.SharedBuild(course=course, build_dir=course / "build" / "default")
+        (sb.build_dir / "bin").mkdir(parents=True, exist_ok=True)
+        for ex in exercises:
+            src = course / "starter" / ex.chapter_dir / ex.file
+            obj = f"obj/{ex.slug}.o"
+            sb.compile_cmd[ex.slug] = f"{self.bin}/fakecc {src} -o {obj}"
+            sb.starter_obj[ex.slug] = obj
+            suite = ex.slug.capitalize()
+            t = ex.test_target("starter")
+            sb.link_cmd[t] = f"{self.bin}/fakeld {obj} --suite {suite} -o bin/{t}"
+            if hidden_dir is not None and classbuild.hidden_file(ex, hidden_dir):
+                sb.hidden.add(ex.slug)
+                h = ex.hidden_target("starter")
+                sb.link_cmd[h] = f"{self.bin}/fakeld {obj} --hidden --suite {suite}Hidden -o bin/{h}"
+        return sb
+
+    def grade(self, *argv):
+        out, err = io.StringIO(), io.StringIO()
+        with mock.patch.dict(os.environ, self.env), \
+                mock.patch.object(classbuild, "prepare_shared", self.shared), \
+                contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = grade_cli.main(list(argv), root=self.root)
+        return code, out.getvalue(), err.getvalue()
+
+    def runs(self):
+        p = Path(self.env["FAKE_LOG"])
+        return [json.loads(x) for x in p.read_text().splitlines()] if p.exists() else []
+
+
+def src(behave: str, extra: str = "") -> str:
+    return f"// BEHAVE={behave}\n{extra}void f() {{}}\n"
+
+
+def make_class(subs: Path) -> None:
+    def folder(name, alpha, beta, prefix="01-demo/"):
+        d = subs / name
+        if alpha is not None:
+            (d / prefix).mkdir(parents=True, exist_ok=True)
+            (d / prefix / "alpha.cu").write_text(alpha)
+        if beta is not None:
+            (d / prefix).mkdir(parents=True, exist_ok=True)
+            (d / prefix / "beta.cu").write_text(beta)
+        d.mkdir(parents=True, exist_ok=True)
+
+    folder("good", src("pass"), src("pass"))
+    folder("failing", src("fail"), src("pass"))
+    folder("broken", src("pass"), src("pass", "SYNTAX_ERROR\n"))
+    folder("symbol", src("pass", "// symbol: cub::DeviceReduce::Sum(int*)\n"), src("pass"))
+    folder("source", src("pass", "int y = cub::Sum();\n"), src("pass"))
+    folder("hang", src("hang"), src("pass"))
+    folder("spam", src("spam"), src("pass"))
+    folder("hog", src("hog"), src("pass"))
+    folder("segv", src("segv"), src("pass"))
+    folder("hidden", src("hiddenfail"), src("pass"))
+    folder("wrapped", src("pass"), src("pass"), prefix="mywork/starter/01-demo/")
+    (subs / "good" / "README.txt").write_text("notes\n")
+    with zipfile.ZipFile(subs / "partial.zip", "w") as z:
+        z.writestr("01-demo/alpha.cu", src("pass"))
+        z.writestr("extra/notes.md", "x")
+    with tarfile.open(subs / "evil.tar.gz", "w:gz") as t:
+        data = b"int x;\n"
+        info = tarfile.TarInfo("../../escape.cu")
+        info.size = len(data)
+        t.addfile(info, io.BytesIO(data))
+    (subs / "stray.txt").write_text("not a submission\n")
+
+
+class ClassRunTest(unittest.TestCase):
+    """One class graded once (setUpClass); each test checks one part of the outcome."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls._tmp = tempfile.TemporaryDirectory(prefix="test-class-")
+        tmp = Path(cls._tmp.name)
+        cls.course = FakeCourse(tmp)
+        cls.subs = tmp / "subs"
+        make_class(cls.subs)
+        cls.hidden = tmp / "hidden"
+        (cls.hidden / "01-demo").mkdir(parents=True)
+        (cls.hidden / "01-demo" / "alpha_hidden_test.cu").write_text("// hidden\n")
+        cls.out = tmp / "out"
+        start = time.monotonic()
+        cls.code, cls.stdout, cls.stderr = cls.course.grade(
+            "--submissions", str(cls.subs), "--out", str(cls.out), "--hidden-tests", str(cls.hidden),
+            "--timeout", "2", "--max-output", "1", "--max-memory", "0.25", "--gpus", "0,1",
+            "--jobs", "2", "--seed", "99")
+        cls.seconds = time.monotonic() - start
+        cls.rows = {r["student"]: r for r in csv.DictReader(io.StringIO(
+            (cls.out / "gradebook.csv").read_text()))}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def result(self, student):
+        return json.loads((self.out / "students" / student / "results.json").read_text())
+
+    def ex(self, student, ex_id):
+        return next(e for e in self.result(student)["cudalab"]["exercises"] if e["id"] == ex_id)
+
+    def test_exit_code_and_speed(self):
+        self.assertEqual(self.code, 0, self.stderr)
+        self.assertLess(self.seconds, 30)
+
+    def test_gradebook_rows_and_columns(self):
+        header = (self.out / "gradebook.csv").read_text().splitlines()[0]
+        self.assertEqual(header, "student,1.1 alpha,1.2 beta,total,max,complete,problems")
+        self.assertEqual(set(self.rows), {"good", "failing", "broken", "symbol", "source", "hang",
+                                          "spam", "hog", "segv", "hidden", "wrapped", "partial",
+                                          "evil", "stray.txt"})
+        good = self.rows["good"]
+        self.assertEqual((good["1.1 alpha"], good["1.2 beta"], good["total"], good["max"],
+                          good["complete"]), ("10.0", "5.0", "15.0", "15", "2"))
+        self.assertEqual(self.rows["wrapped"]["total"], "15.0")
+
+    def test_each_failure_costs_its_exercise_alone(self):
+        cases = {"failing": ("failed", "2 of 6 tests failed, 1 of them hidden"),
+                 "broken": None,
+                 "symbol": ("forbidden", "uses forbidden API 'cub::' (symbol in the compiled code)"),
+                 "source": ("forbidden", "uses forbidden API 'cub::' (line 2)"),
+                 "hang": ("timeout", "timed out after 2 s in Alpha.Big"),
+                 "hog": ("memory", "killed: used more than 256 MiB of host memory in Alpha.Big"),
+                 "segv": ("crashed", "crashed: SIGSEGV in Alpha.Big")}
+        for student, want in cases.items():
+            with self.subTest(student=student):
+                if want:
+                    a = self.ex(student, "1.1")
+                    self.assertEqual(a["status"], want[0])
+                    self.assertIn(want[1], a["reason"])
+                    self.assertEqual(self.rows[student]["1.2 beta"], "5.0")
+        b = self.ex("broken", "1.2")
+        self.assertEqual((b["status"], b["reason"]), ("compile_error", "did not compile"))
+        out = self.result("broken")["tests"][1]["output"]
+        self.assertIn("starter/01-demo/beta.cu(2): error: expected a declaration", out)
+        self.assertNotIn(str(self.out), out)
+        self.assertEqual(self.rows["broken"]["1.1 alpha"], "10.0")
+
+    def test_symbol_report_names_the_symbol(self):
+        out = self.result("symbol")["tests"][0]["output"]
+        self.assertIn("cub::DeviceReduce::Sum(int*)", out)
+
+    def test_huge_output_is_truncated_and_points_kept(self):
+        a = self.ex("spam", "1.1")
+        self.assertEqual(a["status"], "passed")
+        out = self.result("spam")["tests"][0]["output"]
+        self.assertIn("output truncated", out)
+
+    def test_hidden_tests_count_like_public_ones(self):
+        a = self.ex("hidden", "1.1")
+        self.assertEqual(a["status"], "failed")
+        self.assertIn("1 of 6 tests failed, 1 of them hidden", a["reason"])
+        self.assertIn("FAILED (hidden) AlphaHidden.T1", self.result("hidden")["tests"][0]["output"])
+        self.assertIn("hidden ones included", self.ex("good", "1.1")["reason"])
+
+    def test_partial_zip_and_ignored_files(self):
+        b = self.ex("partial", "1.2")
+        self.assertEqual(b["status"], "not_submitted")
+        self.assertEqual(self.ex("partial", "1.1")["status"], "passed")
+        files = self.result("partial")["cudalab"]["files"]
+        self.assertEqual(files["ignored"], ["extra/notes.md"])
+        self.assertEqual(files["not_submitted"], ["01-demo/beta.cu"])
+        report = (self.out / "students" / "partial" / "report.md").read_text()
+        self.assertIn("not submitted", report)
+        self.assertIn("README.txt", (self.out / "students" / "good" / "report.md").read_text())
+
+    def test_evil_archive_rejected_and_nothing_escapes(self):
+        self.assertIn("climbs out", self.rows["evil"]["problems"])
+        self.assertEqual(self.ex("evil", "1.1")["status"], "rejected")
+        self.assertFalse(list(self.out.parent.rglob("escape.cu")))
+        self.assertIn("not a folder nor", self.rows["stray.txt"]["problems"])
+
+    def test_gpus_seed_and_filter_reach_the_programs(self):
+        runs = self.course.runs()
+        self.assertEqual({r["gpu"] for r in runs}, {"0", "1"})
+        self.assertEqual({r["seed"] for r in runs}, {"99"})
+        self.assertTrue(any("--gtest_filter=*Alpha*" in r["argv"] for r in runs))
+
+    def test_results_json_schema(self):
+        data = self.result("good")
+        self.assertEqual(data["score"], 15)
+        self.assertEqual([t["number"] for t in data["tests"]], ["1.1", "1.2"])
+        for t in data["tests"]:
+            self.assertEqual(set(t) >= {"name", "score", "max_score", "status", "output"}, True)
+        self.assertEqual(data["cudalab"]["student"], "good")
+        self.assertEqual(data["cudalab"]["seed"], 99)
+
+    def test_summary_has_distribution(self):
+        s = (self.out / "summary.md").read_text()
+        self.assertIn("14 submissions, 2 exercises, 15 points at most", s)
+        self.assertIn("### 1.1 alpha", s)
+        self.assertRegex(s, r"10 \| #+ \d+")
+        self.assertIn("| exercise | max | mean | passed |", s)
+        self.assertIn("submission rejected", s)
+
+    def test_work_copies_are_removed(self):
+        self.assertEqual(list((self.out / "work").iterdir()), [])
+
+    def test_student_copy_has_instructor_files_only(self):
+        # the shared course is the instructor's: no submission wrote into it
+        self.assertEqual((self.out / "shared" / "course" / "starter" / "01-demo" / "alpha.cu")
+                         .read_text(), "// starter of alpha: BEHAVE=fail\n")
+
+
+class MergeAndSlurmTest(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="test-class-")
+        self.tmp = Path(self._tmp.name)
+        self.course = FakeCourse(self.tmp)
+        self.subs = self.tmp / "subs"
+        for name, a in (("ann", "pass"), ("bob", "fail"), ("cy", "pass")):
+            d = self.subs / name / "01-demo"
+            d.mkdir(parents=True)
+            (d / "alpha.cu").write_text(src(a))
+            (d / "beta.cu").write_text(src("pass"))
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def test_merge_equals_one_run(self):
+        full = self.tmp / "full"
+        self.assertEqual(self.course.grade("--submissions", str(self.subs), "--out", str(full),
+                                           "-q")[0], 0)
+        self.assertEqual(self.course.grade("--submissions", str(self.subs), "--out",
+                                           str(self.tmp / "shared-only"), "--prepare-only",
+                                           "-q")[0], 0)
+        for name in ("ann", "bob", "cy"):
+            code, _, err = self.course.grade(
+                "--submissions", str(self.subs), "--only", name, "--out",
+                str(self.tmp / "tasks" / name), "--shared-build", str(self.tmp / "shared-only" / "shared"),
+                "-q")
+            self.assertEqual(code, 0, err)
+        merged = self.tmp / "merged"
+        code, out, _ = self.course.grade("--merge", str(self.tmp / "tasks"), "--out", str(merged))
+        self.assertEqual(code, 0)
+        self.assertIn("merged 3 student(s)", out)
+        self.assertEqual((merged / "gradebook.csv").read_text(), (full / "gradebook.csv").read_text())
+        self.assertTrue((merged / "students" / "bob" / "report.md").exists())
+        self.assertIn("3 submissions", (merged / "summary.md").read_text())
+
+    def test_slurm_scripts(self):
+        out = self.tmp / "out"
+        code, stdout, _ = self.course.grade("--submissions", str(self.subs), "--out", str(out),
+                                            "--slurm", "--seed", "5", "--sanitize", "memcheck",
+                                            "--slurm-partition", "gpu")
+        self.assertEqual(code, 0)
+        d = out / "slurm"
+        self.assertEqual((d / "entries.txt").read_text().split(), ["ann", "bob", "cy"])
+        array = (d / "grade.sbatch").read_text()
+        self.assertIn("#SBATCH --array=0-2", array)
+        self.assertIn("#SBATCH --gres=gpu:1", array)
+        self.assertIn("#SBATCH --partition=gpu", array)
+        self.assertIn('--only "$entry"', array)
+        self.assertIn(f"--shared-build {out / 'shared'}", array)
+        self.assertIn("--seed 5", array)
+        self.assertIn("--sanitize memcheck", array)
+        self.assertIn("--prepare-only", (d / "prepare.sbatch").read_text())
+        self.assertIn(f"--merge {out}/tasks --out {out}", (d / "merge.sbatch").read_text())
+        submit = (d / "submit.sh").read_text()
+        self.assertIn("--dependency=afterok:", submit)
+        self.assertIn("--dependency=afterany:", submit)
+        for name in ("prepare.sbatch", "grade.sbatch", "merge.sbatch", "submit.sh"):
+            p = subprocess.run(["bash", "-n", str(d / name)], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertFalse((out / "gradebook.csv").exists())  # nothing graded
+
+    def test_internal_error_in_one_submission(self):
+        real = classgrade._prepare_inner
+
+        def boom(co, sb, b):
+            if b.entry.student == "bob":
+                raise RuntimeError("disk on fire")
+            return real(co, sb, b)
+
+        out = self.tmp / "out"
+        with mock.patch.object(classgrade, "_prepare_inner", boom):
+            code, _, _ = self.course.grade("--submissions", str(self.subs), "--out", str(out), "-q")
+        self.assertEqual(code, 0)
+        rows = {r["student"]: r for r in csv.DictReader(io.StringIO((out / "gradebook.csv").read_text()))}
+        self.assertEqual(rows["ann"]["total"], "15.0")
+        self.assertEqual(rows["cy"]["total"], "15.0")
+        self.assertIn("grader error", rows["bob"]["problems"])
+        bob = json.loads((out / "students" / "bob" / "results.json").read_text())
+        self.assertIn("disk on fire", bob["cudalab"]["exercises"][0]["reason"])
+
+    def test_no_gpu_exits_3_and_says_so(self):
+        for name in ("ann", "bob", "cy"):
+            (self.subs / name / "01-demo" / "alpha.cu").write_text(src("nogpu"))
+            (self.subs / name / "01-demo" / "beta.cu").write_text(src("nogpu"))
+        out = self.tmp / "out"
+        code, _, err = self.course.grade("--submissions", str(self.subs), "--out", str(out), "-q")
+        self.assertEqual(code, 3)
+        self.assertIn("no CUDA device", err)
+        report = (out / "students" / "ann" / "report.md").read_text()
+        self.assertIn("not graded: no CUDA device", report)
+        self.assertIn("not graded for lack of a CUDA device", (out / "summary.md").read_text())
+
+    def test_compile_time_limit(self):
+        (self.subs / "bob" / "01-demo" / "beta.cu").write_text(src("pass", "// COMPILE_HANG\n"))
+        out = self.tmp / "out"
+        self.course.grade("--submissions", str(self.subs), "--out", str(out), "--only", "bob",
+                          "--build-timeout", "1", "-q")
+        bob = json.loads((out / "students" / "bob" / "results.json").read_text())
+        beta = bob["cudalab"]["exercises"][1]
+        self.assertEqual(beta["status"], "compile_error")
+        self.assertIn("build time limit (1 s)", beta["reason"])
+
+    def test_usage_errors(self):
+        self.assertEqual(self.course.grade("--hidden-tests", str(self.tmp))[0], 2)
+        self.assertEqual(self.course.grade("--submissions", str(self.subs), "--gpus", "x,y")[0], 2)
+        self.assertEqual(self.course.grade("--submissions", str(self.tmp / "nope"))[0], 2)
+        self.assertEqual(self.course.grade("--submissions", str(self.subs), "--only", "zed",
+                                           "--out", str(self.tmp / "o"), "-q")[0], 2)
+
+
+class ArchiveTest(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="test-archive-")
+        self.tmp = Path(self._tmp.name)
+        self.dest = self.tmp / "a" / "b" / "dest"
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def entry(self, path):
+        return next(e for e in submissions.discover(path.parent) if e.path == path)
+
+    def rejected(self, path, limits=submissions.Limits()):
+        with self.assertRaises(submissions.Rejected) as cm:
+            submissions.unpack(self.entry(path), self.dest, limits)
+        self.assertEqual([p for p in self.tmp.rglob("*") if p.name in ("x", "escape")], [])
+        return str(cm.exception)
+
+    def zip(self, name, members):
+        p = self.tmp / name
+        with zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED) as z:
+            for m in members:
+                if isinstance(m, zipfile.ZipInfo):
+                    z.writestr(m, "target")
+                else:
+                    z.writestr(m[0], m[1])
+        return p
+
+    def tar(self, name, members):
+        p = self.tmp / name
+        with tarfile.open(p, "w:gz") as t:
+            for info, data in members:
+                t.addfile(info, io.BytesIO(data) if data is not None else None)
+        return p
+
+    def test_good_zip_and_tar(self):
+        p = self.zip("s1.zip", [("01-demo/alpha.cu", "a"), ("01-demo/", "")])
+        submissions.unpack(self.entry(p), self.dest)
+        self.assertEqual((self.dest / "01-demo" / "alpha.cu").read_text(), "a")
+        info = tarfile.TarInfo("w/01-demo/beta.cu")
+        info.size = 1
+        p = self.tar("s2.tgz", [(info, b"b")])
+        submissions.unpack(self.entry(p), self.tmp / "d2")
+        self.assertEqual((self.tmp / "d2" / "w" / "01-demo" / "beta.cu").read_text(), "b")
+        self.assertEqual(self.entry(p).student, "s2")
+
+    def test_zip_traversal_absolute_link(self):
+        self.assertIn("climbs out", self.rejected(self.zip("t.zip", [("../x", "1")])))
+        self.assertIn("climbs out", self.rejected(self.zip("t2.zip", [("a/../../x", "1")])))
+        self.assertIn("absolute", self.rejected(self.zip("t3.zip", [("/tmp/x", "1")])))
+        link = zipfile.ZipInfo("escape")
+        link.external_attr = (stat.S_IFLNK | 0o777) << 16
+        self.assertIn("symbolic link", self.rejected(self.zip("t4.zip", [link])))
+
+    def test_zip_sizes_and_bomb(self):
+        small = submissions.Limits(max_member=100, max_total=150)
+        self.assertIn("larger than 100", self.rejected(self.zip("big.zip", [("a", "x" * 101)]), small))
+        self.assertIn("more than 150", self.rejected(
+            self.zip("many.zip", [("a", "x" * 90), ("b", "x" * 90)]), small))
+        bomb = self.zip("bomb.zip", [("a", "\0" * (3 << 20))])
+        self.assertIn("archive bomb", self.rejected(bomb))
+        few = submissions.Limits(max_members=3)
+        self.assertIn("more than 3 members", self.rejected(
+            self.zip("n.zip", [(f"f{i}", "x") for i in range(5)]), few))
+
+    def test_tar_links_devices_and_lies(self):
+        sym = tarfile.TarInfo("escape")
+        sym.type, sym.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        self.assertIn("is a link", self.rejected(self.tar("l.tar.gz", [(sym, None)])))
+        hard = tarfile.TarInfo("escape")
+        hard.type, hard.linkname = tarfile.LNKTYPE, "other"
+        self.assertIn("is a link", self.rejected(self.tar("h.tgz", [(hard, None)])))
+        dev = tarfile.TarInfo("x")
+        dev.type = tarfile.CHRTYPE
+        self.assertIn("device", self.rejected(self.tar("d.tgz", [(dev, None)])))
+        up = tarfile.TarInfo("../x")
+        up.size = 1
+        self.assertIn("climbs out", self.rejected(self.tar("u.tgz", [(up, b"1")])))
+        big = tarfile.TarInfo("x")
+        big.size = 200
+        self.assertIn("larger than 100", self.rejected(
+            self.tar("b.tgz", [(big, b"1" * 200)]), submissions.Limits(max_member=100)))
+        (self.tmp / "junk.tgz").write_bytes(b"not a tar at all")
+        self.assertIn("cannot read the archive", self.rejected(self.tmp / "junk.tgz"))
+
+    def test_duplicate_member(self):
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            p = self.zip("dup.zip", [("a", "1"), ("a", "2")])
+        self.assertIn("same path twice", self.rejected(p))
+
+
+    def test_discover_kinds_and_ids(self):
+        d = self.tmp / "subs"
+        d.mkdir()
+        (d / "ann").mkdir()
+        (d / "ann.zip").write_bytes(b"")
+        (d / "bob.tar.gz").write_bytes(b"")
+        (d / ".hidden").mkdir()
+        (d / "link").symlink_to(d / "ann")
+        (d / "x.txt").write_text("")
+        got = {(e.path.name, e.student, e.kind) for e in submissions.discover(d)}
+        self.assertIn(("ann", "ann", "dir"), got)
+        self.assertIn(("bob.tar.gz", "bob", "tar"), got)
+        self.assertIn(("link", "link", "bad"), got)
+        self.assertIn(("x.txt", "x.txt", "bad"), got)
+        dup = next(e for e in submissions.discover(d) if e.path.name == "ann.zip")
+        self.assertEqual(dup.kind, "bad")
+        self.assertIn("same student id", dup.why)
+
+
+class LayoutTest(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="test-layout-")
+        self.tmp = Path(self._tmp.name)
+        (self.tmp / "chapters" / "01-demo").mkdir(parents=True)
+        (self.tmp / "chapters" / "01-demo" / "exercises.toml").write_text(MANIFEST)
+        self.exercises = [e for c in load_all(self.tmp) for e in c.exercises]
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def mapped(self, files, links=()):
+        d = self.tmp / f"s{len(list(self.tmp.iterdir()))}"
+        for rel in files:
+            (d / rel).parent.mkdir(parents=True, exist_ok=True)
+            (d / rel).write_text("x")
+        for rel, target in links:
+            (d / rel).parent.mkdir(parents=True, exist_ok=True)
+            (d / rel).symlink_to(target)
+        d.mkdir(exist_ok=True)
+        return submissions.map_files(d, self.exercises)
+
+    def test_places(self):
+        for layout in (["01-demo/alpha.cu", "01-demo/beta.cu"],
+                       ["starter/01-demo/alpha.cu", "starter/01-demo/beta.cu"],
+                       ["wrap/01-demo/alpha.cu", "wrap/01-demo/beta.cu"],
+                       ["wrap/starter/01-demo/alpha.cu", "wrap/starter/01-demo/beta.cu"],
+                       ["alpha.cu", "beta.cu"]):
+            with self.subTest(layout=layout):
+                s = self.mapped(layout)
+                self.assertEqual(sorted(s.files), ["1.1", "1.2"])
+                self.assertEqual((s.missing, s.ignored), ([], []))
+
+    def test_missing_ignored_and_links(self):
+        s = self.mapped(["01-demo/alpha.cu", "01-demo/notes.txt", "build/x.o"],
+                        links=[("01-demo/beta.cu", "/etc/hostname")])
+        self.assertEqual(list(s.files), ["1.1"])
+        self.assertIn("1.2", s.problems)
+        self.assertIn("symbolic link", s.problems["1.2"])
+        self.assertIn("01-demo/notes.txt", s.ignored)
+        self.assertIn("build/x.o", s.ignored)
+
+    def test_oversize_source_refused(self):
+        d = self.tmp / "big"
+        (d / "01-demo").mkdir(parents=True)
+        (d / "01-demo" / "alpha.cu").write_text("x" * 2000)
+        s = submissions.map_files(d, self.exercises, submissions.Limits(max_source=1000))
+        self.assertIn("larger than 1000", s.problems["1.1"])
+
+
+class LimitsTest(unittest.TestCase):
+    def test_hang_is_killed(self):
+        start = time.monotonic()
+        p = proc.run([PY, "-c", "import time; time.sleep(30)"], 0.5, Path("."))
+        self.assertTrue(p.timed_out)
+        self.assertLess(time.monotonic() - start, 5)
+
+    def test_100_mb_of_output_is_truncated(self):
+        code = "import sys\nline = 'y' * 1023 + '\\n'\nfor _ in range(100 * 1024): sys.stdout.write(line)\nprint('LAST')"
+        p = proc.run([PY, "-c", code], 60, Path("."), max_output=1 << 20)
+        self.assertEqual(p.returncode, 0)
+        self.assertLess(len(p.output), (1 << 20) + 200)
+        self.assertGreater(p.dropped, 99 << 20)
+        self.assertIn("LAST", p.output)       # the end is kept (a crash's last words)
+        self.assertIn("bytes of output dropped", p.output)
+
+    def test_memory_hog_is_killed(self):
+        code = "import time\nx = bytearray(800 << 20)\ntime.sleep(10)"
+        p = proc.run([PY, "-c", code], 60, Path("."), max_rss=200 << 20)
+        self.assertIsNotNone(p.memory_exceeded)
+        self.assertGreater(p.memory_exceeded, 200 << 20)
+        self.assertIn("MiB of host memory", p.failure())
+
+    def test_memory_of_children_counts(self):
+        code = ("import subprocess, sys\n"
+                "subprocess.run([sys.executable, '-c', 'import time; x = bytearray(500 << 20); time.sleep(10)'])")
+        p = proc.run([PY, "-c", code], 60, Path("."), max_rss=200 << 20)
+        self.assertIsNotNone(p.memory_exceeded)
+
+    def test_small_program_within_limits(self):
+        p = proc.run([PY, "-c", "print('ok')"], 10, Path("."), max_output=100, max_rss=1 << 30)
+        self.assertEqual((p.returncode, p.output.strip(), p.dropped), (0, "ok", 0))
+
+    def test_forbidden_symbol_with_real_nm(self):
+        import shutil
+        if not (shutil.which("nm") and shutil.which("g++")):
+            self.skipTest("needs nm and g++")
+        with tempfile.TemporaryDirectory() as tmp:
+            s = Path(tmp) / "a.cpp"
+            s.write_text("#define NS(a, b) a##b\nnamespace cub { int Sum(int x) { return x; } }\n"
+                         "int f(int x) { return NS(cu, b)::Sum(x); }\n")
+            o = Path(tmp) / "a.o"
+            subprocess.run(["g++", "-c", str(s), "-o", str(o)], check=True)
+            bad, symbol = classbuild.forbidden_symbol(o, ["thrust::", "cub::"])
+            self.assertEqual(bad, "cub::")
+            self.assertIn("cub::Sum(int)", symbol)
+            self.assertIsNone(classbuild.forbidden_symbol(o, ["thrust::"]))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,313 @@
+"""Building a class: the instructor's tree once, then only each student's files.
+
+The shared build is a copy of the course (`<out>/shared/course`, only what a
+build needs) configured with the starter as the only implementation, built
+once: the test objects, the benchmark objects, the test main and the
+starter's own objects. None of these depends on a student's file.
+
+For each submission, the course is copied again (`<out>/work/<student>/course`)
+with the student's exercise files in place of the starter's. Each exercise
+file is compiled on its own, with the exact command Ninja uses for the
+starter's file (paths moved into the student's copy), then linked with the
+shared objects by the exact link command of the shared build. So a compile
+error costs only its own exercise, and a submission costs a few compiler
+runs, not a whole build. ccache, when the build uses it, still serves files
+it has seen (a resubmitted or unchanged file).
+
+The student's object is also checked for forbidden APIs by its symbols
+(`nm -C`, and `cuobjdump` on the device code when it is installed): a
+forbidden library reached through a macro or an alias is still found there.
+"""
+from __future__ import annotations
+
+import filecmp
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import build, proc
+from .manifest import Exercise
+
+# What a build of the course needs; build/, .git, .grade, docs and solutions are never copied.
+COURSE_PARTS = ("CMakeLists.txt", "CMakePresets.json", "cmake", "chapters", "tests", "starter", "tools")
+_SKIP = {"build", ".git", ".grade", "__pycache__", ".gl", ".whl"}
+
+
+def sync_tree(src_root: Path, dest: Path) -> None:
+    """Copy COURSE_PARTS of src_root to dest, rewriting only files that differ."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for part in COURSE_PARTS:
+        src = src_root / part
+        if src.is_file():
+            _copy_if_changed(src, dest / part)
+        elif src.is_dir():
+            for top, dirs, names in os.walk(src, followlinks=False):
+                dirs[:] = sorted(d for d in dirs if d not in _SKIP and not d.startswith(".")
+                                 and not (Path(top) / d).is_symlink())
+                rel = Path(top).relative_to(src_root)
+                (dest / rel).mkdir(parents=True, exist_ok=True)
+                for n in names:
+                    p = Path(top) / n
+                    if p.is_file() and not p.is_symlink() and not n.endswith(".pyc"):
+                        _copy_if_changed(p, dest / rel / n)
+
+
+def _copy_if_changed(src: Path, dst: Path) -> None:
+    if dst.exists() and filecmp.cmp(src, dst, shallow=False):
+        return
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(src, dst)
+
+
+@dataclass
+class SharedBuild:
+    course: Path                       # <out>/shared/course
+    build_dir: Path                    # course/build/default
+    compile_cmd: dict[str, str] = field(default_factory=dict)  # slug -> starter file's compile command
+    starter_obj: dict[str, str] = field(default_factory=dict)  # slug -> its object (relative to build_dir)
+    link_cmd: dict[str, str] = field(default_factory=dict)     # target -> link command
+    problems: dict[str, str] = field(default_factory=dict)     # target -> why it is not available
+    hidden: set[str] = field(default_factory=set)             # slugs with a hidden test program
+    seconds: float = 0.0
+
+    @property
+    def log(self) -> Path:
+        return self.build_dir / build.LOG_NAME
+
+
+def targets_for(ex: Exercise, perf: bool, hidden: bool) -> list[str]:
+    ts = [ex.test_target("starter")]
+    if hidden:
+        ts.append(ex.hidden_target("starter"))
+    if perf and ex.perf:
+        ts.append(ex.bench_target("starter"))
+    return ts
+
+
+def hidden_file(ex: Exercise, hidden_dir: Path | None) -> Path | None:
+    """The exercise's hidden test suite in hidden_dir (<dir>/<chapter>/<file> or <dir>/<file>)."""
+    if hidden_dir is None or not ex.hidden_test:
+        return None
+    for p in (hidden_dir / ex.chapter_dir / ex.hidden_test, hidden_dir / ex.hidden_test):
+        if p.is_file():
+            return p
+    return None
+
+
+def prepare_shared(root: Path, shared_dir: Path, exercises: list[Exercise], perf: bool,
+                   hidden_dir: Path | None, jobs: int | None, say, read_only: bool = False
+                   ) -> SharedBuild:
+    """Copy, configure and build the instructor's tree once; read the commands to reuse.
+
+    With read_only (a Slurm task), the shared build made by an earlier step is
+    only read: nothing is copied, configured or built.
+    """
+    start = time.monotonic()
+    course = shared_dir / "course"
+    sb = SharedBuild(course=course, build_dir=course / "build" / "default")
+    if not read_only:
+        sync_tree(root, course)
+        defs = {"CMAKE_BUILD_TYPE": "Release", "CUDALAB_IMPLEMENTATIONS": "starter",
+                "CUDALAB_BUILD_BENCHMARKS": "ON" if perf else "OFF",
+                "CUDALAB_BUILD_DOCS": "OFF", "CUDALAB_WERROR": "OFF",
+                "CUDALAB_HIDDEN_TESTS_DIR": str(hidden_dir.resolve()) if hidden_dir else ""}
+        cmd = ["cmake", "-S", str(course), "-B", str(sb.build_dir), "-G", "Ninja"]
+        cmd += [f"-D{k}={v}" for k, v in defs.items()]
+        say(f"configuring the instructor's build in {sb.build_dir} ...")
+        sb.build_dir.mkdir(parents=True, exist_ok=True)
+        with sb.log.open("w") as log:
+            rc = build._run_logged(cmd, course, log)
+        if rc != 0:
+            raise RuntimeError(f"configuring the instructor's tree failed; see {sb.log}")
+    known = build.known_targets(sb.build_dir) or set()
+    wanted = []
+    for ex in exercises:
+        if hidden_file(ex, hidden_dir) is not None and ex.hidden_target("starter") in known:
+            sb.hidden.add(ex.slug)
+        wanted += targets_for(ex, perf, ex.slug in sb.hidden)
+    present = [t for t in wanted if t in known]
+    for t in wanted:
+        if t not in known:
+            sb.problems[t] = f"the instructor's build has no target {t}"
+    if present and not read_only:
+        say(f"building the instructor's tree once: {len(present)} program(s) (log: {sb.log}) ...")
+        build.build(sb.build_dir, present, jobs, append=True)
+    for ex in exercises:
+        _read_commands(sb, ex, [t for t in targets_for(ex, perf, ex.slug in sb.hidden) if t in known])
+    sb.seconds = round(time.monotonic() - start, 1)
+    return sb
+
+
+def _ninja_commands(build_dir: Path, target: str) -> list[str]:
+    p = subprocess.run(["ninja", "-C", str(build_dir), "-t", "commands", target],
+                       capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        raise RuntimeError(f"ninja -t commands {target}: {p.stderr.strip()}")
+    return p.stdout.splitlines()
+
+
+def _read_commands(sb: SharedBuild, ex: Exercise, targets: list[str]) -> None:
+    """The compile command of the starter's file, and each target's link command."""
+    src = str(sb.course / "starter" / ex.chapter_dir / ex.file)
+    for t in targets:
+        try:
+            cmds = _ninja_commands(sb.build_dir, t)
+        except (OSError, subprocess.TimeoutExpired, RuntimeError) as e:
+            sb.problems[t] = str(e)
+            continue
+        if ex.slug not in sb.compile_cmd:
+            for c in cmds:
+                if f" {src} " in f" {c} " and " -c " in c:
+                    m = re.search(r"\s-o\s+(\S+)", c)
+                    if m:
+                        sb.compile_cmd[ex.slug] = c
+                        sb.starter_obj[ex.slug] = m.group(1)
+                    break
+        obj = sb.starter_obj.get(ex.slug)
+        if not obj or not (sb.build_dir / obj).exists():
+            sb.problems[t] = f"the starter of {ex.slug} did not build in the instructor's tree; see {sb.log}"
+            continue
+        link = cmds[-1] if cmds else ""
+        if f" {obj} " not in f" {link} " or f"bin/{t}" not in link:
+            sb.problems[t] = f"cannot find the link command of {t} in the instructor's build"
+            continue
+        if not (sb.build_dir / "bin" / t).exists():
+            sb.problems[t] = f"{t} did not build in the instructor's tree; see {sb.log}"
+            continue
+        sb.link_cmd[t] = link
+
+
+@dataclass
+class ExerciseBuild:
+    """What building one student's exercise gave: per target, None (built) or (reason, details)."""
+    not_built: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+    forbidden: tuple[str, str] | None = None   # (forbidden string, symbol)
+    seconds: float = 0.0
+
+
+def build_exercise(sb: SharedBuild, ex: Exercise, copy_root: Path, targets: list[str],
+                   timeout: float, log, max_output: int = 1 << 20) -> ExerciseBuild:
+    """Compile the student's file of `ex` in copy_root, check its symbols, link its programs."""
+    start = time.monotonic()
+    out = ExerciseBuild()
+    rel_src = f"starter/{ex.chapter_dir}/{ex.file}"
+    build_dir = copy_root / "build" / "default"
+    obj = build_dir / "grade-obj" / f"{ex.slug}.o"
+    obj.parent.mkdir(parents=True, exist_ok=True)
+    (build_dir / "bin").mkdir(parents=True, exist_ok=True)
+
+    def fail(reason: str, details: list[str]) -> ExerciseBuild:
+        for t in targets:
+            out.not_built[t] = (reason, details)
+        out.seconds = round(time.monotonic() - start, 2)
+        return out
+
+    if ex.slug not in sb.compile_cmd:
+        why = next((sb.problems[t] for t in targets if t in sb.problems),
+                   f"no compile command for {ex.slug} in the instructor's build")
+        return fail(f"not built: {why}", [])
+    cmd = sb.compile_cmd[ex.slug].replace(sb.starter_obj[ex.slug], str(obj))
+    cmd = cmd.replace(str(sb.course) + "/", str(copy_root) + "/")
+    env = {"CCACHE_BASEDIR": str(copy_root), "TMPDIR": str(obj.parent)}
+    p = _logged(cmd, build_dir, env, timeout, log, max_output)
+    if p.timed_out:
+        return fail(f"did not compile: the compiler ran past the build time limit ({timeout:g} s)", [])
+    if p.returncode != 0 or not obj.exists():
+        errors = build.compile_errors(p.output, rel_src, ex.test_target("starter"))
+        errors = [re.sub(r"(?<![\w/])(?:\.\./)+(?=starter/)", "", e.replace(str(copy_root) + "/", ""))
+                  for e in errors]
+        if p.memory_exceeded is not None:
+            errors.insert(0, f"the compiler was stopped: {p.failure()}")
+        return fail("did not compile", errors or [gtest_tail(p.output)])
+    hit = forbidden_symbol(obj, ex.forbid)
+    if hit:
+        out.forbidden = hit
+    for t in targets:
+        if t not in sb.link_cmd:
+            out.not_built[t] = (f"not built: {sb.problems.get(t, 'no link command')}", [])
+            continue
+        exe = build_dir / "bin" / t
+        link = _swap(sb.link_cmd[t], sb.starter_obj[ex.slug], str(obj))
+        link = _swap(link, f"bin/{t}", str(exe))
+        lp = _logged(link, sb.build_dir, {}, timeout, log, max_output)
+        if lp.returncode != 0 or not exe.exists():
+            lines = [ln.strip() for ln in lp.output.splitlines()
+                     if re.search(r"error|undefined reference|multiple definition", ln, re.I)]
+            out.not_built[t] = ("did not compile (link error)",
+                                (lines[:10] or [gtest_tail(lp.output)]))
+    out.seconds = round(time.monotonic() - start, 2)
+    return out
+
+
+def _swap(cmd: str, old: str, new: str) -> str:
+    """Replace the whitespace-separated word `old` in cmd by `new`."""
+    return re.sub(rf"(?<=\s){re.escape(old)}(?=\s|$)", lambda _: shlex.quote(new), cmd)
+
+
+def _logged(cmd: str, cwd: Path, env: dict[str, str], timeout: float, log, max_output: int) -> proc.Proc:
+    log.write(f"$ {cmd}\n")
+    p = proc.run(["/bin/sh", "-c", cmd], timeout, cwd, env, max_output=max_output)
+    log.write(p.output)
+    if p.timed_out:
+        log.write(f"grade: stopped after {timeout:g} s\n")
+    log.flush()
+    return p
+
+
+def gtest_tail(text: str, lines: int = 15) -> str:
+    rows = text.rstrip().splitlines()
+    return "\n".join(rows[-lines:]) or "(no output)"
+
+
+def symbols(obj: Path) -> list[str]:
+    """Demangled names of every symbol of an object: host (nm -C) and device (cuobjdump)."""
+    names: list[str] = []
+    nm = shutil.which("nm")
+    if nm:
+        p = subprocess.run([nm, "-C", str(obj)], capture_output=True, text=True, timeout=120)
+        for line in p.stdout.splitlines():
+            parts = line.split(None, 2) if line[:1] not in (" ",) else line.split(None, 1)
+            if parts:
+                names.append(parts[-1])
+    cuobjdump = shutil.which("cuobjdump") or _toolkit_tool("cuobjdump")
+    if cuobjdump:
+        p = subprocess.run([cuobjdump, "-symbols", str(obj)], capture_output=True, text=True,
+                           timeout=120)
+        mangled = [ln.split()[-1] for ln in p.stdout.splitlines() if ln.strip().startswith("STT_")]
+        filt = shutil.which("c++filt")
+        if mangled and filt:
+            d = subprocess.run([filt], input="\n".join(mangled), capture_output=True, text=True,
+                               timeout=120)
+            names += d.stdout.splitlines()
+        else:
+            names += mangled
+    return names
+
+
+def _toolkit_tool(name: str) -> str | None:
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        p = Path(nvcc).resolve().parent / name
+        if p.exists():
+            return str(p)
+    return None
+
+
+def forbidden_symbol(obj: Path, forbid: tuple[str, ...] | list[str]) -> tuple[str, str] | None:
+    """(forbidden string, symbol) for the first symbol of obj naming a forbidden API, or None."""
+    if not forbid:
+        return None
+    try:
+        names = symbols(obj)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    hits = [(bad, name) for name in names for bad in forbid if bad in name]
+    if not hits:
+        return None
+    # the most readable: a fully demangled name (no stub, no guard variable), the shortest
+    return min(hits, key=lambda h: ("__device_stub" in h[1] or "guard variable" in h[1], len(h[1])))

@@ -1,0 +1,288 @@
+"""Grading a class: `tools/grade --submissions DIR`.
+
+Pipeline: the instructor's tree is built once (classbuild.prepare_shared);
+then each submission is unpacked, mapped to exercise files, copied into its
+own course tree and compiled, exercise by exercise, by a pool of `jobs`
+build workers; as soon as a submission is built, one of the GPU workers (one
+per slot of `--gpus`, with CUDA_VISIBLE_DEVICES set to it) runs its tests.
+Builds of later submissions overlap with the tests of earlier ones.
+
+A submission never stops the class: anything unexpected while grading it
+becomes a `grader_error` for that student, and the others go on.
+"""
+from __future__ import annotations
+
+import json
+import queue
+import shutil
+import threading
+import time
+import traceback
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import classbuild, classreport, report, source, submissions
+from .grading import FORBIDDEN, GRADED, GRADER_ERROR, NO_GPU, Options, Result, grade, max_points
+from .manifest import Exercise
+
+NOT_SUBMITTED, REJECTED = "not_submitted", "rejected"
+
+
+@dataclass
+class ClassOptions:
+    root: Path
+    submissions: Path
+    out: Path
+    exercises: list[Exercise]
+    only: list[str] = field(default_factory=list)
+    seed: int | None = None
+    hidden_dir: Path | None = None
+    perf: bool = False
+    sanitize: tuple[str, ...] = ()
+    timeout: float = 300.0            # per test program
+    build_timeout: float = 600.0      # per compiler or linker run
+    submission_timeout: float = 0.0   # all the tests of one submission (0: no limit)
+    max_output: int = 1 << 20
+    max_rss: int = 16 << 30
+    slots: list[str | None] = field(default_factory=lambda: [None])  # CUDA_VISIBLE_DEVICES per worker
+    jobs: int = 2
+    keep_work: bool = False
+    grade_missing: bool = False
+    shared_dir: Path | None = None    # a shared build made earlier (read only), e.g. by Slurm's first step
+    archive_limits: submissions.Limits = field(default_factory=submissions.Limits)
+
+
+@dataclass
+class Built:
+    """A submission ready for its tests."""
+    entry: submissions.Entry
+    sub: submissions.Submission | None = None
+    opts: Options | None = None
+    copy_root: Path | None = None
+    error: str | None = None          # a grader error while preparing it
+    notes: list[str] = field(default_factory=list)
+    build_seconds: float = 0.0
+
+
+def run_class(co: ClassOptions, say) -> tuple[int, list[dict]]:
+    """Grade every submission; (number graded on a GPU, records). Writes everything under co.out."""
+    entries = submissions.discover(co.submissions)
+    if co.only:
+        wanted = set(co.only)
+        entries = [e for e in entries if e.path.name in wanted or e.student in wanted]
+        missing = wanted - {e.path.name for e in entries} - {e.student for e in entries}
+        if missing:
+            raise ValueError(f"no submission named {', '.join(sorted(missing))} in {co.submissions}")
+    co.out.mkdir(parents=True, exist_ok=True)
+    shared_dir = co.shared_dir or (co.out / "shared")
+    sb = classbuild.prepare_shared(co.root, shared_dir, co.exercises, co.perf, co.hidden_dir,
+                                   co.jobs, say, read_only=co.shared_dir is not None)
+    warnings = _hidden_warnings(co, sb)
+    for w in warnings:
+        say(f"warning: {w}")
+    say(f"instructor's build ready in {sb.seconds:g} s; grading {len(entries)} submission(s) "
+        f"with {co.jobs} build job(s) and {len(co.slots)} GPU worker(s) ...")
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=max(1, co.jobs), thread_name_prefix="build") as pool:
+        futures: list[Future] = [pool.submit(_prepare, co, sb, e) for e in entries]
+        todo: queue.Queue = queue.Queue()
+        for i, f in enumerate(futures):
+            todo.put((i, f))
+        records: list[dict | None] = [None] * len(entries)
+
+        def worker(slot: str | None) -> None:
+            while True:
+                try:
+                    i, fut = todo.get_nowait()
+                except queue.Empty:
+                    return
+                records[i] = _grade_one(co, sb, entries[i], fut, slot, say)
+
+        threads = [threading.Thread(target=worker, args=(s,), name=f"gpu-{s}") for s in co.slots]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    done = [r for r in records if r is not None]
+    classreport.write_class(co.out, sorted(done, key=lambda r: r["cudalab"]["student"]), warnings)
+    graded = sum(1 for r in done for e in r["cudalab"]["exercises"] if e["status"] in GRADED)
+    say(f"graded {len(done)} submission(s) in {time.monotonic() - started:.1f} s "
+        f"(+ {sb.seconds:g} s for the instructor's build); gradebook: {co.out / 'gradebook.csv'}")
+    return graded, done
+
+
+def _hidden_warnings(co: ClassOptions, sb: classbuild.SharedBuild) -> list[str]:
+    if co.hidden_dir is None:
+        return []
+    out = []
+    for ex in co.exercises:
+        f = classbuild.hidden_file(ex, co.hidden_dir)
+        if ex.hidden_test and f is None:
+            out.append(f"{ex.id} {ex.slug}: no {ex.hidden_test} in {co.hidden_dir}; "
+                       "only its public tests are graded")
+        elif f is not None and ex.slug not in sb.hidden:
+            out.append(f"{ex.id} {ex.slug}: {f} did not build in the instructor's tree "
+                       f"(see {sb.log}); only its public tests are graded")
+    return out
+
+
+def _prepare(co: ClassOptions, sb: classbuild.SharedBuild, entry: submissions.Entry) -> Built:
+    """Unpack, map, copy and build one submission (a build worker); never raises."""
+    b = Built(entry)
+    start = time.monotonic()
+    try:
+        _prepare_inner(co, sb, b)
+    except Exception as e:  # noqa: BLE001 - reported for this student only
+        b.error = f"grader error while building: {type(e).__name__}: {e}"
+        b.notes.append(traceback.format_exc(limit=3).strip().splitlines()[-1])
+    b.build_seconds = round(time.monotonic() - start, 2)
+    return b
+
+
+def _work(co: ClassOptions, entry: submissions.Entry) -> Path:
+    return co.out / "work" / entry.safe_id
+
+
+def _prepare_inner(co: ClassOptions, sb: classbuild.SharedBuild, b: Built) -> None:
+    entry = b.entry
+    work = _work(co, entry)
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    student_dir = co.out / "students" / entry.safe_id
+    student_dir.mkdir(parents=True, exist_ok=True)
+    if entry.kind == "bad":
+        b.sub = submissions.Submission(entry.student, rejected=entry.why)
+        return
+    if entry.kind == "dir":
+        folder = entry.path
+    else:
+        folder = work / "submission"
+        try:
+            submissions.unpack(entry, folder, co.archive_limits)
+        except submissions.Rejected as e:
+            b.sub = submissions.Submission(entry.student, rejected=str(e))
+            return
+    sub = submissions.map_files(folder, co.exercises, co.archive_limits, entry.student)
+    b.sub = sub
+    copy_root = work / "course"
+    classbuild.sync_tree(sb.course, copy_root)
+    for ex_id, path in sub.files.items():
+        ex = next(e for e in co.exercises if e.id == ex_id)
+        dst = copy_root / ex.source("starter")
+        dst.write_bytes(submissions.read_source(path))
+    build_dir = copy_root / "build" / "default"
+    opts = Options(root=copy_root, build_dir=build_dir, implementation="starter",
+                   timeout=co.timeout, seed=co.seed, perf=co.perf, sanitize=co.sanitize,
+                   max_output=co.max_output, max_rss=co.max_rss, hidden=frozenset(sb.hidden))
+    for ex in co.exercises:
+        if ex.id in sub.problems:
+            opts.verdicts[ex.id] = (REJECTED, f"file refused: {sub.problems[ex.id]}", [])
+        elif ex.id in sub.missing and not co.grade_missing:
+            opts.verdicts[ex.id] = (NOT_SUBMITTED, "not submitted (the starter's file scores 0)",
+                                    [f"no {ex.chapter_dir}/{ex.file} in the submission"])
+    with (student_dir / "build.log").open("w") as log:
+        for ex in co.exercises:
+            if ex.id in opts.verdicts:
+                continue
+            hit = source.find_forbidden((copy_root / ex.source("starter")).read_text(errors="replace"),
+                                        ex.forbid)
+            if hit:  # grade() says so with the line; no need to compile
+                continue
+            targets = classbuild.targets_for(ex, co.perf, ex.slug in sb.hidden)
+            eb = classbuild.build_exercise(sb, ex, copy_root, targets, co.build_timeout, log,
+                                           co.max_output)
+            opts.not_built.update(eb.not_built)
+            if eb.forbidden:
+                bad, symbol = eb.forbidden
+                shown = symbol if len(symbol) <= 120 else symbol[:117] + "..."
+                opts.verdicts[ex.id] = (FORBIDDEN, f"uses forbidden API '{bad}' (symbol in the "
+                                        "compiled code)",
+                                        [f"the object of {ex.source('starter')} names `{shown}`; "
+                                         f"'{bad}' is not allowed in this exercise "
+                                         f"(forbidden: {', '.join(ex.forbid)})"])
+            b.notes.append(f"{ex.id} built in {eb.seconds:g} s")
+    b.opts = opts
+    b.copy_root = copy_root
+
+
+def _grade_one(co: ClassOptions, sb: classbuild.SharedBuild, entry: submissions.Entry,
+               fut: Future, slot: str | None, say) -> dict:
+    """Run the tests of one built submission on one GPU slot; write its outputs; never raises."""
+    start = time.monotonic()
+    results: list[Result] = []
+    b: Built | None = None
+    try:
+        b = fut.result()
+        sub = b.sub or submissions.Submission(entry.student)
+        if b.error:
+            results = [_fixed(ex, co, GRADER_ERROR, b.error) for ex in co.exercises]
+        elif sub.rejected:
+            results = [_fixed(ex, co, REJECTED, f"submission rejected: {sub.rejected}")
+                       for ex in co.exercises]
+        else:
+            assert b.opts is not None
+            b.opts.extra_env = {"CUDA_VISIBLE_DEVICES": slot} if slot is not None else {}
+            if co.submission_timeout:
+                b.opts.deadline = time.monotonic() + co.submission_timeout
+            for ex in co.exercises:
+                results.append(grade(ex, b.opts))
+    except Exception as e:  # noqa: BLE001
+        msg = f"grader error: {type(e).__name__}: {e}"
+        done = {r.exercise.id for r in results}
+        results += [_fixed(ex, co, GRADER_ERROR, msg) for ex in co.exercises if ex.id not in done]
+    seconds = round(time.monotonic() - start, 2)
+    try:
+        record = _write_student(co, entry, b, results, seconds, slot)
+    except Exception as e:  # noqa: BLE001 - the last resort: a minimal record
+        record = {"score": 0.0, "tests": [], "cudalab": {
+            "student": entry.student, "exercises": [], "warnings": [f"grader error: {e}"]}}
+    if not co.keep_work:
+        shutil.rmtree(_work(co, entry), ignore_errors=True)
+    say(f"  {entry.student}: {record['score']:.1f} points"
+        + (f" (GPU {slot})" if slot is not None else "")
+        + f", build {b.build_seconds if b else 0:g} s, tests {seconds:g} s")
+    return record
+
+
+def _fixed(ex: Exercise, co: ClassOptions, status: str, reason: str) -> Result:
+    opts = Options(root=co.root, build_dir=co.root, perf=co.perf)
+    return Result(ex, max_points(ex, opts), status=status, reason=reason)
+
+
+def _write_student(co: ClassOptions, entry: submissions.Entry, b: Built | None,
+                   results: list[Result], seconds: float, slot: str | None) -> dict:
+    d = co.out / "students" / entry.safe_id
+    d.mkdir(parents=True, exist_ok=True)
+    sub = b.sub if b and b.sub else submissions.Submission(entry.student)
+    ids = {ex.id: ex for ex in co.exercises}
+    files = {
+        "submitted": [f"{sub.found_at[i]} -> {ids[i].id} {ids[i].slug}" for i in sub.files],
+        "not_submitted": [f"{ids[i].chapter_dir}/{ids[i].file}" for i in sub.missing],
+        "refused": [f"{ids[i].id}: {why}" for i, why in sub.problems.items()],
+        "ignored": list(sub.ignored),
+    }
+    warnings = []
+    if any(r.status == NO_GPU for r in results):
+        warnings.append("not graded: no CUDA device on the grading machine")
+    meta = {"student": entry.student, "entry": entry.path.name, "implementation": "submission",
+            "seed": co.seed, "perf": co.perf, "sanitize": list(co.sanitize),
+            "hidden_tests": co.hidden_dir is not None, "gpu": slot,
+            "rejected": sub.rejected, "files": files, "warnings": warnings,
+            "build_seconds": b.build_seconds if b else 0.0, "test_seconds": seconds}
+    text = report.gradescope(results, meta)
+    (d / "results.json").write_text(text)
+    record = json.loads(text)
+    _, got, best = report.totals(results)
+    notes = []
+    if sub.rejected:
+        notes.append(f"submission rejected: {sub.rejected}")
+    notes += warnings
+    notes.append(f"build {meta['build_seconds']:g} s, tests {seconds:g} s"
+                 + (f" on GPU {slot}" if slot is not None else ""))
+    if co.seed is not None:
+        notes.append(f"tests ran with seed {co.seed} (CUDALAB_SEED)")
+    (d / "report.md").write_text(classreport.student_markdown(
+        entry.student, report.markdown(results), got, best, files, notes))
+    return record
