@@ -1,0 +1,11 @@
+// Benchmark of cudalab::scan::exclusive_scan_blelloch (tiles of 2048) at 2^20,
+// 2^24 and 2^28 int32, beside the scan baselines (bench/scan_baselines_bench.cu:
+// cub_block_scan_exclusive is the fair one) in the same run.
+#include "scan_bench.cuh"
+
+namespace {
+const bool registered = cudalab::bench::scan::register_scan(
+    "exclusive_scan_blelloch", [](const int* in, std::size_t n, int* out, cudaStream_t s) {
+      cudalab::scan::exclusive_scan_blelloch(in, n, out, cudalab::bench::scan::kBlellochTile, s);
+    });
+}  // namespace

@@ -1,0 +1,120 @@
+// Benchmark registration shared by exercises 1.10 to 1.12: each exercise's
+// bench file registers its histogram under
+// "<function>/<distribution>/<bins>/<n>"; the baselines (cub_histogram_even,
+// copy_bandwidth) run in the same program.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cudalab/bench.cuh"
+#include "cudalab/histogram.cuh"
+
+namespace cudalab::bench::histogram {
+
+/// The chapter's sizes for histograms: 2^24 and 2^28 int32 samples (64 MiB, 1 GiB).
+inline const std::initializer_list<std::int64_t> kSizes = {1 << 24, 1 << 28};
+
+/// Samples are counted over [kLower, kUpper): 2^20 values, which 256, 4096
+/// and 65,536 bins divide evenly.
+constexpr int kLower = 0;
+/// @copydoc kLower
+constexpr int kUpper = 1 << 20;
+
+/// How the samples are spread over the bins.
+enum class Distribution {
+  uniform,       ///< uniform over [kLower, kUpper): every bin equally likely
+  half_one_bin,  ///< half the samples (at random positions) in one bin, the rest uniform
+  all_one_bin,   ///< every sample in one bin: the worst case for contention
+};
+
+/// @return the distribution's name as it appears in benchmark names.
+inline const char* name(Distribution d) {
+  switch (d) {
+    case Distribution::uniform: return "uniform";
+    case Distribution::half_one_bin: return "half_one_bin";
+    default: return "all_one_bin";
+  }
+}
+
+/// The value every skewed sample takes (in the middle of the range).
+constexpr int kHotValue = kUpper / 2 + 3;
+
+namespace detail {
+/// out[i] = kHotValue for every i (all) or for the i whose hash bit is set
+/// (about half), else uniform[i]; element i depends only on (seed, i)
+/// (the SplitMix64 finalizer, as in cudalab/generators.hpp).
+__global__ inline void skew_kernel(const int* uniform, int* out, std::size_t n, std::uint64_t seed,
+                                   bool all) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    std::uint64_t x = seed ^ (i * 0x9E3779B97F4A7C15ull);
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    const bool hot = all || ((x ^ (x >> 31)) >> 63) != 0;
+    out[i] = hot ? kHotValue : uniform[i];
+  }
+}
+}  // namespace detail
+
+/// @brief n samples of distribution `d`, generated on the device once and
+///        cached for the life of the program (1 GiB per distribution at 2^28).
+inline const DeviceBuffer<int>& samples(Distribution d, std::size_t n) {
+  const DeviceBuffer<int>& uniform = cached_uniform_ints<int>(n, 2026, kLower, kUpper - 1);
+  if (d == Distribution::uniform) return uniform;
+  static std::map<std::pair<int, std::size_t>, DeviceBuffer<int>> cache;
+  const auto key = std::make_pair(static_cast<int>(d), n);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    DeviceBuffer<int> buf(n);
+    if (n > 0) {
+      detail::skew_kernel<<<4 * sm_count(), 256>>>(uniform.data(), buf.data(), n, 2027,
+                                                    d == Distribution::all_one_bin);
+      CUDALAB_CHECK_LAUNCH();
+      CUDALAB_CHECK(cudaDeviceSynchronize());
+    }
+    it = cache.emplace(key, std::move(buf)).first;
+  }
+  return it->second;
+}
+
+/// The signature every histogram of the chapter shares (cudalab/histogram.cuh).
+using Histogram = void (*)(const int*, std::size_t, unsigned int*, int, int, int, cudaStream_t);
+
+/// @brief Registers "<name>/<distribution>/<bins>/<n>" for each distribution,
+///        each bin count in `bins` and each n in `sizes` (uniform) or
+///        `skewed_sizes` (half_one_bin, all_one_bin): n int32 read once, bins
+///        counters written.
+inline bool register_histogram(const std::string& name, Histogram fn, std::vector<int> bins,
+                               std::vector<std::int64_t> sizes,
+                               std::vector<std::int64_t> skewed_sizes) {
+  for (const Distribution d :
+       {Distribution::uniform, Distribution::half_one_bin, Distribution::all_one_bin}) {
+    auto* b = benchmark::RegisterBenchmark(
+        (name + "/" + histogram::name(d)).c_str(), [fn, d](benchmark::State& state) {
+          if (!require_device(state)) return;
+          const int num_bins = static_cast<int>(state.range(0));
+          const auto n = static_cast<std::size_t>(state.range(1));
+          const DeviceBuffer<int>& in = samples(d, n);
+          static std::map<int, DeviceBuffer<unsigned>> outputs;
+          DeviceBuffer<unsigned>& out =
+              outputs.try_emplace(num_bins, static_cast<std::size_t>(num_bins)).first->second;
+          time_runs(
+              state,
+              [&](cudaStream_t s) { fn(in.data(), n, out.data(), num_bins, kLower, kUpper, s); },
+              n * sizeof(int) + static_cast<std::size_t>(num_bins) * sizeof(unsigned), n);
+        });
+    for (const int nb : bins)
+      for (const auto n : d == Distribution::uniform ? sizes : skewed_sizes) b->Args({nb, n});
+    b->UseManualTime()->Unit(benchmark::kMicrosecond);
+  }
+  return true;
+}
+
+}  // namespace cudalab::bench::histogram

@@ -1,0 +1,11 @@
+// Benchmark of cudalab::scan::inclusive_scan_hillis_steele (tiles of 1024) at
+// 2^20, 2^24 and 2^28 int32, beside the scan baselines
+// (bench/scan_baselines_bench.cu: cub_block_scan_inclusive is the fair one) in the same run.
+#include "scan_bench.cuh"
+
+namespace {
+const bool registered = cudalab::bench::scan::register_scan(
+    "inclusive_scan_hillis_steele", [](const int* in, std::size_t n, int* out, cudaStream_t s) {
+      cudalab::scan::inclusive_scan_hillis_steele(in, n, out, cudalab::bench::scan::kHillisSteeleTile, s);
+    });
+}  // namespace

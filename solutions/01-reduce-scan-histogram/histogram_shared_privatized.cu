@@ -1,0 +1,72 @@
+// Exercise 1.11: each block counts into a private sub-histogram in shared
+// memory, then merges it into the global histogram with one atomic per
+// non-zero bin.
+// Lesson: chapters/01-reduce-scan-histogram/lesson/histogram.md, "1.11".
+// Grade:  tools/grade 1.11      Hints: tools/grade --hint 1.11
+#include <algorithm>
+
+#include "cudalab/device.cuh"
+#include "cudalab/error.cuh"
+#include "cudalab/histogram.cuh"
+
+namespace cudalab::histogram {
+namespace {
+
+constexpr int kBlock = 512;
+
+// sub is the block's sub-histogram: bins.bins() 32-bit counters in dynamic
+// shared memory (the launcher sizes it). detail::for_each_sample(samples, n, f)
+// calls f(sample) for each sample this thread owns in the grid-wide walk.
+__global__ void __launch_bounds__(kBlock)
+    histogram_shared_privatized_kernel(const int* __restrict__ samples, std::size_t n,
+                                       unsigned int* histogram, EvenBins bins) {
+  extern __shared__ unsigned int sub[];
+  const int num_bins = bins.bins();
+  // BEGIN SOLUTION
+  for (int b = threadIdx.x; b < num_bins; b += blockDim.x) sub[b] = 0;
+  __syncthreads();  // every counter is zero before any thread counts
+
+  detail::for_each_sample(samples, n, [&](int s) {
+    const int b = bins(s);
+    if (b >= 0) atomicAdd(sub + b, 1u);  // shared-memory atomic: contention within the block only
+  });
+  __syncthreads();  // every count is in before any thread reads one
+
+  for (int b = threadIdx.x; b < num_bins; b += blockDim.x) {
+    const unsigned count = sub[b];
+    if (count != 0) atomicAdd(histogram + b, count);
+  }
+  // STARTER:
+  // // TODO(1.11): zero the block's num_bins counters of sub (all threads,
+  // // strided by blockDim.x), wait for all of them, count every sample of
+  // // detail::for_each_sample into sub with a shared-memory atomicAdd, wait
+  // // again, then add each non-zero counter of sub to histogram with one
+  // // global atomicAdd.
+  // (void)samples, (void)n, (void)histogram, (void)num_bins;
+  // END SOLUTION
+}
+
+}  // namespace
+
+void histogram_shared_privatized(const int* samples, std::size_t n, unsigned int* histogram,
+                                 int num_bins, int lower, int upper, cudaStream_t stream) {
+  detail::check_histogram_arguments("histogram_shared_privatized", samples, n, histogram, num_bins,
+                                    lower, upper, shared_privatized_max_bins);
+  CUDALAB_CHECK(cudaMemsetAsync(histogram, 0, static_cast<std::size_t>(num_bins) * sizeof(unsigned),
+                                stream));  // overwrite: all counts start at 0, also for n = 0
+  if (n == 0) return;
+  const std::size_t shared_bytes = static_cast<std::size_t>(num_bins) * sizeof(unsigned);
+  // One wave of as many blocks as fit on the GPU at once; fewer for small n
+  // (each thread should get at least one 16-byte vector).
+  int per_sm = 0;
+  CUDALAB_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &per_sm, histogram_shared_privatized_kernel, kBlock, shared_bytes));
+  const std::size_t wave = static_cast<std::size_t>(sm_count()) * std::max(per_sm, 1);
+  const std::size_t needed = (n + 4 * kBlock - 1) / (4 * kBlock);
+  const auto blocks = static_cast<unsigned>(std::min(wave, needed));
+  histogram_shared_privatized_kernel<<<blocks, kBlock, shared_bytes, stream>>>(
+      samples, n, histogram, EvenBins(num_bins, lower, upper));
+  CUDALAB_CHECK_LAUNCH();
+}
+
+}  // namespace cudalab::histogram

@@ -1,0 +1,145 @@
+// Exercise 1.8: single-pass exclusive scan with decoupled look-back
+// (Merrill & Garland 2016): dynamic tile ids, per-tile status words that pack
+// a flag with its value, a warp-wide look-back window.
+// Lesson: chapters/01-reduce-scan-histogram/lesson/scan.md, "1.8".
+// Grade:  tools/grade 1.8      Hints: tools/grade --hint 1.8
+#include <cuda/atomic>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "cudalab/async_buffer.cuh"
+#include "cudalab/error.cuh"
+#include "cudalab/scan.cuh"
+
+namespace cudalab::scan {
+namespace {
+
+constexpr int kThreads = 256;                 // threads per block
+constexpr int kWarps = kThreads / 32;         // 8
+constexpr int kVecs = 4;                      // 16-byte vectors per thread
+constexpr int kTile = kThreads * kVecs * 4;   // 4096 elements per tile
+constexpr unsigned kFullMask = 0xffffffffu;
+static_assert(kVecs * kWarps == 32, "the (vector, warp) totals of a tile fill exactly one warp");
+
+// A tile's status word: the value in the high 32 bits, the status in the low
+// bits. One 64-bit word, so a reader sees a status and its value together.
+using Word = unsigned long long;
+constexpr unsigned kInvalid = 0;    // nothing published yet (cudaMemsetAsync 0)
+constexpr unsigned kAggregate = 1;  // value = the sum of this tile alone
+constexpr unsigned kPrefix = 2;     // value = the sum of this tile and every tile before it
+using StatusRef = cuda::atomic_ref<Word, cuda::thread_scope_device>;
+
+__device__ __forceinline__ Word make_word(unsigned status, unsigned value) {
+  return (static_cast<Word>(value) << 32) | status;
+}
+__device__ __forceinline__ unsigned status_of(Word w) { return static_cast<unsigned>(w) & 3u; }
+__device__ __forceinline__ unsigned value_of(Word w) { return static_cast<unsigned>(w >> 32); }
+
+// The tile layout: vector k of thread t holds elements 4 (k * kThreads + t)
+// to 4 (k * kThreads + t) + 3 of the tile, so every warp-wide load and store
+// is 512 contiguous bytes. The order of the elements in the scan is therefore
+// (k, warp, lane, component). Out-of-range elements read as 0.
+__device__ __forceinline__ void load_tile(const int* in, std::size_t base, std::size_t n,
+                                          bool vector_ok, uint4 (&v)[kVecs]) {
+  if (vector_ok && base + kTile <= n) {
+    const uint4* src = reinterpret_cast<const uint4*>(in + base);
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k) v[k] = src[k * kThreads + threadIdx.x];
+  } else {
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k) {
+      const std::size_t i = base + 4 * (static_cast<std::size_t>(k) * kThreads + threadIdx.x);
+      v[k].x = i + 0 < n ? static_cast<unsigned>(in[i + 0]) : 0u;
+      v[k].y = i + 1 < n ? static_cast<unsigned>(in[i + 1]) : 0u;
+      v[k].z = i + 2 < n ? static_cast<unsigned>(in[i + 2]) : 0u;
+      v[k].w = i + 3 < n ? static_cast<unsigned>(in[i + 3]) : 0u;
+    }
+  }
+}
+
+__device__ __forceinline__ void store_tile(int* out, std::size_t base, std::size_t n,
+                                           bool vector_ok, const uint4 (&v)[kVecs]) {
+  if (vector_ok && base + kTile <= n) {
+    uint4* dst = reinterpret_cast<uint4*>(out + base);
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k) dst[k * kThreads + threadIdx.x] = v[k];
+  } else {
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k) {
+      const std::size_t i = base + 4 * (static_cast<std::size_t>(k) * kThreads + threadIdx.x);
+      if (i + 0 < n) out[i + 0] = static_cast<int>(v[k].x);
+      if (i + 1 < n) out[i + 1] = static_cast<int>(v[k].y);
+      if (i + 2 < n) out[i + 2] = static_cast<int>(v[k].z);
+      if (i + 3 < n) out[i + 3] = static_cast<int>(v[k].w);
+    }
+  }
+}
+
+// Inclusive scan of x over the 32 lanes of a warp (Hillis-Steele with shuffles).
+__device__ __forceinline__ unsigned warp_inclusive_scan(unsigned x) {
+  // TODO(1.8): five __shfl_up_sync steps (d = 1, 2, 4, 8, 16); lane l adds
+  // the value from lane l - d when l >= d.
+  return x;
+}
+
+// Called by all 32 lanes of warp 0 of the block that owns tile `tile` > 0.
+// Returns, in every lane, the exclusive prefix of the tile: the sum of all
+// tiles before it. Lane l examines tile (window - l), window = tile - 1, then
+// tile - 33, ...: a window of 32 predecessors per round.
+__device__ __forceinline__ unsigned look_back(Word* status, unsigned tile) {
+  unsigned prefix = 0;
+  // TODO(1.8): lane l reads the status word of tile (tile - 1 - l) with a
+  // relaxed cuda::atomic_ref load (tiles before 0: inclusive prefix 0);
+  // spin while any lane sees kInvalid (__any_sync); then add the values of
+  // the lanes up to and including the nearest one with kPrefix (__ballot_sync)
+  // with a warp sum; if no lane had kPrefix, move the window 32 tiles back.
+  return prefix;
+}
+
+// One block per tile, in the order the blocks start (tile ids from
+// *tile_counter), status[t] = the status word of tile t (all zero = kInvalid
+// at launch). vector_ok: in and out are 16-byte aligned.
+__global__ void __launch_bounds__(kThreads)
+    decoupled_lookback_kernel(const int* in, std::size_t n, int* out, bool vector_ok,
+                              unsigned* tile_counter, Word* status) {
+  __shared__ unsigned s_tile;
+  __shared__ unsigned s_totals[32];  // sum of each (vector k, warp) group, at k * kWarps + warp
+  __shared__ unsigned s_prefix[32];  // exclusive prefix of each group within the whole array
+  const unsigned lane = threadIdx.x % 32;
+  const unsigned warp = threadIdx.x / 32;
+
+  // TODO(1.8): take the tile id from atomicAdd(tile_counter, 1) (one
+  // thread, broadcast through s_tile and a __syncthreads()), not blockIdx.x.
+  const unsigned tile = blockIdx.x;
+  const std::size_t base = static_cast<std::size_t>(tile) * kTile;
+  uint4 v[kVecs];
+  load_tile(in, base, n, vector_ok, v);
+
+  // TODO(1.8): scan the tile in the block (vector sums, warp_inclusive_scan,
+  // the 32 (vector, warp) totals in s_totals, warp 0 scans them); warp 0
+  // publishes the tile's aggregate (tile 0: its inclusive prefix at once),
+  // calls look_back, publishes aggregate + prefix with kPrefix and writes
+  // the groups' prefixes to s_prefix; then every thread turns v into the
+  // exclusive prefixes of its elements. Add in unsigned.
+  store_tile(out, base, n, vector_ok, v);
+}
+
+}  // namespace
+
+void exclusive_scan_decoupled_lookback(const int* in, std::size_t n, int* out, cudaStream_t stream) {
+  detail::check_scan_arguments("exclusive_scan_decoupled_lookback", in, n, out);
+  if (n == 0) return;
+  const std::size_t tiles = (n + kTile - 1) / kTile;  // at most 2^20
+  // Scratch: word 0 holds the tile counter, words 1.. the status words; all
+  // zero (counter 0, every tile kInvalid) before the kernel starts.
+  AsyncBuffer<Word> scratch(1 + tiles, stream);
+  scratch.fill_bytes(0);
+  const bool vector_ok =
+      reinterpret_cast<std::uintptr_t>(in) % 16 == 0 && reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
+  decoupled_lookback_kernel<<<static_cast<unsigned>(tiles), kThreads, 0, stream>>>(
+      in, n, out, vector_ok, reinterpret_cast<unsigned*>(scratch.data()), scratch.data() + 1);
+  CUDALAB_CHECK_LAUNCH();
+}
+
+}  // namespace cudalab::scan

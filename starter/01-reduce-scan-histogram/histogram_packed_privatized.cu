@@ -1,0 +1,97 @@
+// Exercise 1.12: a privatized histogram for up to 65,536 bins: 32-bit
+// shared-memory counters while they fit in 48 KiB (up to 12,288 bins, as in
+// 1.11), above that 16-bit counters packed two to a 32-bit word (65,536 bins
+// in 128 KiB), whose wraps spill 65,536 to the global histogram, with runs of
+// equal bins added by one atomic.
+// Lesson: chapters/01-reduce-scan-histogram/lesson/histogram.md, "1.12".
+// Grade:  tools/grade 1.12      Hints: tools/grade --hint 1.12
+#include <algorithm>
+
+#include "cudalab/device.cuh"
+#include "cudalab/error.cuh"
+#include "cudalab/histogram.cuh"
+
+namespace cudalab::histogram {
+namespace {
+
+// Up to this many bins, 32-bit counters fit in the 48 KiB every block may use.
+constexpr int kWideMaxBins = 12288;
+
+// Adds k (1 <= k <= 0xFFFF) to the 16-bit counter of bin b in the packed
+// sub-histogram `words`: bin b is the low half (b even) or the high half
+// (b odd) of words[b / 2]. When the add wraps the counter past 0xFFFF, the
+// 65,536 counts it lost go straight to histogram[b]; a wrap of a low half
+// also carries 1 into the high half (bin b + 1), which the same thread undoes
+// in histogram[b + 1].
+__device__ __forceinline__ void add_packed(unsigned int* words, int b, unsigned k,
+                                           unsigned int* histogram, int num_bins) {
+  // TODO(1.12): add k << 16 * (b & 1) to words[b / 2] with one shared-memory
+  // atomicAdd; from the old value it returns, detect that the 16-bit counter
+  // of b wrapped (old counter + k > 0xFFFF) and then add the lost 65,536 to
+  // histogram[b]; a wrapped low half also carried 1 into bin b + 1 (if it
+  // exists), which histogram[b + 1] must take back (unsigned arithmetic
+  // wraps, so adding 0xFFFFFFFF subtracts 1).
+  (void)words, (void)b, (void)k, (void)histogram, (void)num_bins;
+}
+
+// kPacked = false: counters[b] is bin b's 32-bit counter (num_bins words).
+// kPacked = true:  bin b is half b % 2 of counters[b / 2] ((num_bins + 1) / 2
+// words). The launcher sizes the dynamic shared memory. detail::for_each_sample
+// (samples, n, f) calls f(sample) for each sample this thread owns in the
+// grid-wide walk.
+template <bool kPacked>
+__global__ void __launch_bounds__(kPacked ? 1024 : 512)
+    histogram_packed_privatized_kernel(const int* __restrict__ samples, std::size_t n,
+                                       unsigned int* histogram, EvenBins bins) {
+  extern __shared__ unsigned int counters[];
+  const int num_bins = bins.bins();
+  const int words = kPacked ? (num_bins + 1) / 2 : num_bins;
+  // TODO(1.12): zero the words counters and wait; count every sample of
+  // detail::for_each_sample: into counters[b] with atomicAdd when !kPacked
+  // (as in 1.11), with add_packed when kPacked (adding a run of equal bins
+  // at once keeps skewed input fast); wait; then add each bin's non-zero
+  // count (a 32-bit word, or a 16-bit half of counters[b / 2]) to
+  // histogram with one atomicAdd.
+  (void)samples, (void)n, (void)histogram, (void)words;
+}
+
+template <bool kPacked>
+void launch(const int* samples, std::size_t n, unsigned int* histogram, EvenBins bins,
+            cudaStream_t stream) {
+  constexpr int block = kPacked ? 1024 : 512;
+  const int words = kPacked ? (bins.bins() + 1) / 2 : bins.bins();
+  const std::size_t shared_bytes = static_cast<std::size_t>(words) * sizeof(unsigned);
+  const auto kernel = histogram_packed_privatized_kernel<kPacked>;
+  if (shared_bytes > 48 * 1024) {  // above the default limit: opt in (sm_70 and later)
+    CUDALAB_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(shared_bytes)));
+  }
+  // One wave of as many blocks as fit on the GPU at once; fewer for small n
+  // (each thread should get at least one 16-byte vector).
+  int per_sm = 0;
+  CUDALAB_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, shared_bytes));
+  const std::size_t wave = static_cast<std::size_t>(sm_count()) * std::max(per_sm, 1);
+  const std::size_t needed = (n + 4 * block - 1) / (4 * block);
+  const auto blocks = static_cast<unsigned>(std::min(wave, needed));
+  kernel<<<blocks, block, shared_bytes, stream>>>(samples, n, histogram, bins);
+  CUDALAB_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void histogram_packed_privatized(const int* samples, std::size_t n, unsigned int* histogram,
+                                 int num_bins, int lower, int upper, cudaStream_t stream) {
+  detail::check_histogram_arguments("histogram_packed_privatized", samples, n, histogram, num_bins,
+                                    lower, upper, packed_privatized_max_bins);
+  CUDALAB_CHECK(cudaMemsetAsync(histogram, 0, static_cast<std::size_t>(num_bins) * sizeof(unsigned),
+                                stream));  // overwrite: all counts start at 0, also for n = 0
+  if (n == 0) return;
+  const EvenBins bins(num_bins, lower, upper);
+  if (num_bins <= kWideMaxBins) {
+    launch<false>(samples, n, histogram, bins, stream);
+  } else {
+    launch<true>(samples, n, histogram, bins, stream);
+  }
+}
+
+}  // namespace cudalab::histogram
