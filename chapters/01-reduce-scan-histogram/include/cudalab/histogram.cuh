@@ -189,9 +189,9 @@ void histogram_shared_privatized(const int* samples, std::size_t n, unsigned int
 /// Source: J. Gómez-Luna, J. M. González-Linares, J. I. Benavides and
 /// N. Guil, "An optimized approach to histogram computation on GPU", Machine
 /// Vision and Applications 24 (2013) (privatization, replication and their
-/// cost in shared memory); N. Wilt, *The CUDA Handbook*, Addison-Wesley 2013,
-/// ch. 12; CUB's `cub::DeviceHistogram::HistogramEven` (NVIDIA CCCL) is the
-/// baseline it races.
+/// cost in shared memory); N. Wilt, *The CUDA Handbook*, Addison-Wesley 2013
+/// (its histogram examples); CUB's `cub::DeviceHistogram::HistogramEven`
+/// (NVIDIA CCCL) is the baseline it races.
 void histogram_packed_privatized(const int* samples, std::size_t n, unsigned int* histogram,
                                  int num_bins, int lower, int upper, cudaStream_t stream = nullptr);
 
