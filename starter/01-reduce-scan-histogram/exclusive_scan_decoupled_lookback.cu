@@ -15,9 +15,9 @@
 namespace cudalab::scan {
 namespace {
 
-constexpr int kThreads = 256;                 // threads per block
-constexpr int kWarps = kThreads / 32;         // 8
-constexpr int kVecs = 4;                      // 16-byte vectors per thread
+constexpr int kThreads = 128;                 // threads per block
+constexpr int kWarps = kThreads / 32;         // 4
+constexpr int kVecs = 8;                      // 16-byte vectors per thread (32 elements)
 constexpr int kTile = kThreads * kVecs * 4;   // 4096 elements per tile
 constexpr unsigned kFullMask = 0xffffffffu;
 static_assert(kVecs * kWarps == 32, "the (vector, warp) totals of a tile fill exactly one warp");
