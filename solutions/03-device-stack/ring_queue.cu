@@ -20,6 +20,7 @@ __device__ void set_flag(unsigned* errors, unsigned bit) {
 __device__ void enqueue(DeviceQueue<int> queue, int item) {
   // BEGIN SOLUTION
   Counter tail(*queue.tail);
+  // head does not change during an enqueue launch: any read sees its value.
   const unsigned long long head = Counter(*queue.head).load(cuda::memory_order_relaxed);
   const unsigned long long t = tail.fetch_add(1, cuda::memory_order_relaxed);
   if (t - head < queue.capacity) {  // t >= head always, so the difference never wraps
@@ -31,9 +32,10 @@ __device__ void enqueue(DeviceQueue<int> queue, int item) {
     set_flag(queue.errors, kOverflow);
   }
   // STARTER:
-  // // TODO(3.5): read head (relaxed load), reserve t with a relaxed fetch_add
-  // // of 1 on *queue.tail; when t - head < capacity write data[t % capacity],
-  // // else take the reservation back (fetch_sub 1) and set kOverflow.
+  // // TODO(3.5): read head (a relaxed load: it is constant in this launch),
+  // // reserve t with a relaxed fetch_add of 1 on *queue.tail; when
+  // // t - head < capacity write data[t % capacity], else take the
+  // // reservation back (fetch_sub 1) and set kOverflow.
   // END SOLUTION
 }
 
@@ -42,7 +44,7 @@ __device__ void enqueue(DeviceQueue<int> queue, int item) {
 __device__ void dequeue(DeviceQueue<int> queue, int* out, int empty) {
   // BEGIN SOLUTION
   Counter head(*queue.head);
-  const unsigned long long tail = Counter(*queue.tail).load(cuda::memory_order_relaxed);
+  const unsigned long long tail = Counter(*queue.tail).load(cuda::memory_order_relaxed);  // constant here
   const unsigned long long h = head.fetch_add(1, cuda::memory_order_relaxed);
   if (h < tail) {
     *out = queue.data[h % queue.capacity];  // h < tail <= head + capacity: capacity > 0 here
@@ -52,10 +54,10 @@ __device__ void dequeue(DeviceQueue<int> queue, int* out, int empty) {
     set_flag(queue.errors, kUnderflow);
   }
   // STARTER:
-  // // TODO(3.5): read tail (relaxed load), reserve h with a relaxed fetch_add
-  // // of 1 on *queue.head; when h < tail read data[h % capacity] into *out,
-  // // else take the reservation back (fetch_sub 1), write `empty` and set
-  // // kUnderflow.
+  // // TODO(3.5): read tail (a relaxed load: it is constant in this launch),
+  // // reserve h with a relaxed fetch_add of 1 on *queue.head; when h < tail
+  // // read data[h % capacity] into *out, else take the reservation back
+  // // (fetch_sub 1), write `empty` and set kUnderflow.
   // *out = empty;
   // END SOLUTION
 }

@@ -18,18 +18,19 @@ __device__ void set_flag(unsigned* errors, unsigned bit) {
 
 // Appends `item`; no dequeue runs in this launch, so *queue.head is constant.
 __device__ void enqueue(DeviceQueue<int> queue, int item) {
-  // TODO(3.5): read head (relaxed load), reserve t with a relaxed fetch_add
-  // of 1 on *queue.tail; when t - head < capacity write data[t % capacity],
-  // else take the reservation back (fetch_sub 1) and set kOverflow.
+  // TODO(3.5): read head (a relaxed load: it is constant in this launch),
+  // reserve t with a relaxed fetch_add of 1 on *queue.tail; when
+  // t - head < capacity write data[t % capacity], else take the
+  // reservation back (fetch_sub 1) and set kOverflow.
 }
 
 // Removes the oldest item into *out, or writes `empty`; no enqueue runs in
 // this launch, so *queue.tail is constant.
 __device__ void dequeue(DeviceQueue<int> queue, int* out, int empty) {
-  // TODO(3.5): read tail (relaxed load), reserve h with a relaxed fetch_add
-  // of 1 on *queue.head; when h < tail read data[h % capacity] into *out,
-  // else take the reservation back (fetch_sub 1), write `empty` and set
-  // kUnderflow.
+  // TODO(3.5): read tail (a relaxed load: it is constant in this launch),
+  // reserve h with a relaxed fetch_add of 1 on *queue.head; when h < tail
+  // read data[h % capacity] into *out, else take the reservation back
+  // (fetch_sub 1), write `empty` and set kUnderflow.
   *out = empty;
 }
 

@@ -49,6 +49,7 @@ void register_atomic(const std::string& name, Launch launch, std::size_t bytes_p
     const auto stride = static_cast<unsigned>(state.range(1));
     const std::size_t atomics = (n + stride - 1) / stride;
     time_runs(state, [&](cudaStream_t s) { launch(n, stride, s); }, atomics * bytes_per_atomic, atomics);
+    state.counters["n"] = static_cast<double>(n);  // the size in the name: threads, not atomics
   });
   for (auto n : kSizes)
     for (auto stride : kStrides) b->Args({n, stride});

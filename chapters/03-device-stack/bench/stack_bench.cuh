@@ -45,7 +45,8 @@ using PushFn = void (*)(cudalab::stack::DeviceStack<int>, const int*, const std:
 
 /// Registers "<name>/int32/<n>/<stride>": n threads, every stride-th pushes
 /// into a cleared stack of capacity n. Items = pushes; bytes = items read,
-/// flags read, items written. The clear (two 8-byte memsets) is timed too.
+/// flags read, items written; the counter "n" = threads (the size in the
+/// name). The clear (two small memsets) is timed too.
 inline bool register_push(const std::string& name, PushFn fn) {
   auto* b = benchmark::RegisterBenchmark((name + "/int32").c_str(), [fn](benchmark::State& state) {
     if (!require_device(state)) return;
@@ -63,6 +64,7 @@ inline bool register_push(const std::string& name, PushFn fn) {
           fn(st.view(), in.data(), flags, n, s);
         },
         n * sizeof(int) + (flags ? n : 0) + pushes * sizeof(int), pushes);
+    state.counters["n"] = static_cast<double>(n);  // the size in the name: threads, not pushes
   });
   for (auto n : kSizes)
     for (auto stride : kStrides) b->Args({n, stride});
