@@ -199,7 +199,7 @@ class HelpersTest(unittest.TestCase):
             self.assertIn("not run", rep["steps"]["bench"]["summary"])
 
     def test_bad_bench_options_are_usage_errors(self):
-        for extra in (["--bench-repetitions", "0"], ["--bench-programs", "("]):
+        for extra in (["--bench-repetitions", "0"], ["--bench-programs", "("], ["--bench-min-time", "0"]):
             with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as cm:
                 gc.main(["--out", "/nonexistent/x", *extra])
             self.assertEqual(cm.exception.code, 2)
