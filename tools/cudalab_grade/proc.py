@@ -74,15 +74,20 @@ def signal_name(num: int) -> str:
 
 
 class _Capture:
-    """Keeps the first and the last `limit / 2` bytes of a stream."""
+    """Keeps the first and the last `limit / 2` bytes of a stream (and, with a
+    log file, writes all of it there as it comes)."""
 
-    def __init__(self, limit: int):
+    def __init__(self, limit: int, log_file=None):
         self.limit = max(0, limit)
         self.head = bytearray()
         self.tail = bytearray()
         self.dropped = 0
+        self.log_file = log_file
 
     def add(self, data: bytes) -> None:
+        if self.log_file is not None:
+            self.log_file.write(data)
+            self.log_file.flush()
         if self.limit == 0:  # no limit
             self.head += data
             return
@@ -139,21 +144,43 @@ def _limit_files(pid: int) -> None:
             pass
 
 
-def run(cmd: list[str], timeout: float, cwd: Path, env: dict[str, str] | None = None,
-        max_output: int = 0, max_rss: int = 0) -> Proc:
-    """Run cmd in its own session, within the limits (0 = no limit on output or memory)."""
+def run(cmd: list[str], timeout: float | None, cwd: Path, env: dict[str, str] | None = None,
+        max_output: int = 0, max_rss: int = 0, log: Path | None = None,
+        limit_files: bool = True) -> Proc:
+    """Run cmd in its own session, within the limits (0 = no limit on output or memory;
+    timeout None = no time limit). With `log`, every byte of output is also written
+    to that file as it arrives (uncapped), so a long build can be followed. If the
+    caller is interrupted (an exception, e.g. from a signal handler), the program's
+    whole process group is killed before the exception goes on."""
     full_env = dict(os.environ)
     full_env.update(env or {})
     start = time.monotonic()
+    log_file = log.open("ab") if log is not None else None
     try:
         p = subprocess.Popen(cmd, cwd=cwd, env=full_env, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                              start_new_session=True)
     except OSError as e:
+        if log_file is not None:
+            log_file.write(f"cannot start {cmd[0]}: {e}\n".encode())
+            log_file.close()
         return Proc(127, f"cannot start {cmd[0]}: {e}", 0.0)
-    _limit_files(p.pid)
-    cap = _Capture(max_output)
-    deadline = start + timeout
+    if limit_files:
+        _limit_files(p.pid)
+    try:
+        return _supervise(p, start, timeout, max_output, max_rss, log_file)
+    except BaseException:
+        _kill_group(p.pid)
+        raise
+    finally:
+        if log_file is not None:
+            log_file.close()
+
+
+def _supervise(p: subprocess.Popen, start: float, timeout: float | None, max_output: int,
+               max_rss: int, log_file) -> Proc:
+    cap = _Capture(max_output, log_file)
+    deadline = start + timeout if timeout is not None else float("inf")
     timed_out, peak = False, None
     assert p.stdout is not None
     fd = p.stdout.fileno()
