@@ -85,7 +85,7 @@ TEST(SortReference, MergePathEdgeCases) {
   const std::vector<int> empty, some = {1, 2, 3};
   EXPECT_EQ(0u, cudalab::reference::merge_path(empty, some, 2));
   EXPECT_EQ(2u, cudalab::reference::merge_path(some, empty, 2));
-  EXPECT_EQ(3u, cudalab::reference::merge_path(some, some, 3));  // ties: a's keys first
+  EXPECT_EQ(2u, cudalab::reference::merge_path(some, some, 3));  // a1 b1 a2: ties go to a first
   const std::vector<int> big = {INT_MAX, INT_MAX}, small = {INT_MIN};
   EXPECT_EQ(0u, cudalab::reference::merge_path(big, small, 1));
   EXPECT_EQ(1u, cudalab::reference::merge_path(small, big, 1));
@@ -95,7 +95,7 @@ TEST(SortReference, FirstUnsortedRespectsSegments) {
   const std::vector<int> keys = {1, 2, 0, 5};
   EXPECT_EQ(1u, cudalab::reference::first_unsorted(keys));
   EXPECT_EQ(4u, cudalab::reference::first_unsorted(keys, 2));  // 2 > 0 crosses segments
-  EXPECT_EQ(4u, cudalab::reference::first_unsorted({}));
+  EXPECT_EQ(0u, cudalab::reference::first_unsorted({}));  // empty: size() = 0
 }
 
 TEST(SortArguments, ChecksThrowWithTheLimitInTheMessage) {
