@@ -1,0 +1,61 @@
+// Exercise 4.4: filter with warp-aggregated atomics (__ballot_sync, __popc,
+// one atomicAdd per warp per chunk, __shfl_sync).
+// Lesson: chapters/04-filtering-atomics/README.md, "4.4".
+// Grade:  tools/grade 4.4      Hints: tools/grade --hint 4.4
+#include <cstddef>
+
+#include "cudalab/error.cuh"
+#include "cudalab/filter.cuh"
+
+namespace cudalab::filter {
+namespace {
+
+constexpr int kThreads = 256;              // threads per block
+constexpr int kWarps = kThreads / 32;      // 8
+constexpr int kRounds = 8;                 // elements per lane
+constexpr int kChunk = 32 * kRounds;       // 256 consecutive elements per warp
+constexpr int kTile = kWarps * kChunk;     // 2048 elements per block
+constexpr unsigned kFullMask = 0xffffffffu;
+
+// Warp w of block b filters the chunk in[c, c + 256), c = (8b + w) * 256;
+// in round r lane l looks at in[c + 32 r + l]. Every lane reaches every
+// ballot and shuffle: no lane returns before them.
+template <class T, class Pred>
+__global__ void __launch_bounds__(kThreads)
+    warp_aggregated_kernel(const T* __restrict__ in, std::size_t n, Pred pred, T* __restrict__ out,
+                           std::size_t capacity, unsigned long long* count) {
+  const unsigned lane = threadIdx.x % 32;
+  const unsigned warp = threadIdx.x / 32;
+  const std::size_t chunk = (blockIdx.x * static_cast<std::size_t>(kWarps) + warp) * kChunk;
+  T x[kRounds];
+  bool selected[kRounds];
+#pragma unroll
+  for (int r = 0; r < kRounds; ++r) {
+    const std::size_t i = chunk + static_cast<std::size_t>(r) * 32 + lane;
+    x[r] = i < n ? in[i] : T{};
+    selected[r] = i < n && pred(x[r]);
+  }
+
+  // TODO(4.4): per round r, mask = __ballot_sync(kFullMask, selected[r]);
+  // add up __popc(mask) over the rounds; lane 0 reserves that total with
+  // one atomicAdd on count and __shfl_sync broadcasts the old value; the
+  // selected lanes of round r write at base + (selected rounds before r) +
+  // __popc(mask & ((1u << lane) - 1)), only below capacity.
+}
+
+}  // namespace
+
+template <class T, class Pred>
+void copy_if_warp_aggregated(const T* in, std::size_t n, Pred pred, T* out, std::size_t capacity,
+                             unsigned long long* count, cudaStream_t stream) {
+  detail::check_filter_arguments("copy_if_warp_aggregated", in, n, out, capacity, count);
+  CUDALAB_CHECK(cudaMemsetAsync(count, 0, sizeof(unsigned long long), stream));
+  if (n == 0) return;
+  const auto blocks = static_cast<unsigned>((n + kTile - 1) / kTile);
+  warp_aggregated_kernel<<<blocks, kThreads, 0, stream>>>(in, n, pred, out, capacity, count);
+  CUDALAB_CHECK_LAUNCH();
+}
+
+}  // namespace cudalab::filter
+
+CUDALAB_FILTER_INSTANTIATE(copy_if_warp_aggregated);
