@@ -5,7 +5,7 @@ import shlex
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import bench, gtest, proc, source
@@ -99,6 +99,38 @@ def grade(ex: Exercise, opts: Options) -> Result:
         res.reason = f"grader error: {type(e).__name__}: {e}"
     res.seconds = round(time.monotonic() - start, 2)
     return res
+
+
+def grade_all(exercises: list[Exercise], opts: Options, parallel: int = 1, say=lambda msg: None) -> list[Result]:
+    """Grade the exercises, in their order. With parallel > 1 the tests (and
+    sanitizer runs) of `parallel` exercises run at once on the GPU; the
+    benchmarks for the perf points run afterwards, one at a time, on an idle GPU,
+    so a timing never shares the device with a test."""
+    if parallel <= 1 or len(exercises) <= 1:
+        out = []
+        for ex in exercises:
+            say(f"grading {ex.id} {ex.slug} ...")
+            out.append(grade(ex, opts))
+        return out
+    tests_only = replace(opts, perf=False)
+
+    def one(ex: Exercise) -> Result:
+        res = grade(ex, tests_only)
+        say(f"tested {ex.id} {ex.slug}: {res.status}")
+        return res
+    say(f"testing {len(exercises)} exercises, {parallel} at a time ...")
+    results = list(proc.map_parallel(one, exercises, parallel))
+    for ex, res in zip(exercises, results):
+        res.max_points = max_points(ex, opts)
+        if opts.perf and ex.perf and res.status == PASSED:
+            say(f"benchmarking {ex.id} {ex.slug} ...")
+            start = time.monotonic()
+            try:
+                run_perf(ex, opts, res)
+            except Exception as e:  # as in grade(): the grader goes on
+                res.reason += f"; perf: grader error: {type(e).__name__}: {e}"
+            res.seconds = round(res.seconds + time.monotonic() - start, 2)
+    return results
 
 
 def _grade(ex: Exercise, opts: Options, res: Result) -> None:

@@ -19,7 +19,9 @@ import os
 import resource
 import selectors
 import signal
+import concurrent.futures
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +30,8 @@ POLL = 0.05               # seconds between two memory checks
 MAX_FILE = 1 << 30        # RLIMIT_FSIZE of graded programs: no file written past 1 GiB
 GRACE = 2.0              # seconds a child may keep the output open after the program exited
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+_live: set[int] = set()    # process groups of the programs running now (any thread)
+_live_lock = threading.Lock()
 
 
 @dataclass
@@ -167,12 +171,16 @@ def run(cmd: list[str], timeout: float | None, cwd: Path, env: dict[str, str] | 
         return Proc(127, f"cannot start {cmd[0]}: {e}", 0.0)
     if limit_files:
         _limit_files(p.pid)
+    with _live_lock:
+        _live.add(p.pid)
     try:
         return _supervise(p, start, timeout, max_output, max_rss, log_file)
     except BaseException:
         _kill_group(p.pid)
         raise
     finally:
+        with _live_lock:
+            _live.discard(p.pid)
         if log_file is not None:
             log_file.close()
 
@@ -260,3 +268,42 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def kill_all() -> None:
+    """Kill the process group of every program that run() is supervising now, in
+    any thread: what a caller that runs programs in a thread pool does when it is
+    interrupted, so that the pool's threads return at once."""
+    with _live_lock:
+        groups = list(_live)
+    for pgid in groups:
+        _kill_group(pgid)
+
+
+def map_parallel(fn, items, workers: int):
+    """fn over items, `workers` at a time in threads, yielding the results in the
+    items' order. On an interrupt (any exception, e.g. from a signal handler) or an
+    error in fn, the items not started are dropped, every program that run() is
+    supervising is killed (again until the running items have returned), and the
+    exception goes on."""
+    stop = threading.Event()
+
+    def guarded(x):
+        if stop.is_set():
+            raise concurrent.futures.CancelledError()
+        return fn(x)
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers))
+    futures = []
+    try:
+        futures = [pool.submit(guarded, x) for x in items]
+        for f in futures:
+            yield f.result()
+    except BaseException:
+        stop.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+        while not all(f.done() for f in futures):
+            kill_all()
+            concurrent.futures.wait(futures, timeout=0.1)
+        raise
+    finally:
+        pool.shutdown(wait=True)

@@ -643,6 +643,21 @@ class LayoutTest(unittest.TestCase):
 
 
 class LimitsTest(unittest.TestCase):
+    def test_map_parallel_keeps_order_and_kills_on_error(self):
+        import time
+        out = list(proc.map_parallel(lambda x: (time.sleep(0.05 * (3 - x)), x)[1], range(4), 3))
+        self.assertEqual(out, [0, 1, 2, 3])
+
+        def one(x):
+            if x == 0:
+                time.sleep(0.3)
+                raise RuntimeError("boom")
+            return proc.run([PY, "-c", "import time; time.sleep(30)"], 60, Path(".")).returncode
+        start = time.monotonic()
+        with self.assertRaises(RuntimeError):
+            list(proc.map_parallel(one, range(6), 3))
+        self.assertLess(time.monotonic() - start, 10)  # the sleepers were killed, the rest dropped
+
     def test_hang_is_killed(self):
         start = time.monotonic()
         p = proc.run([PY, "-c", "import time; time.sleep(30)"], 0.5, Path("."))

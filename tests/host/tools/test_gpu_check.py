@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import sys
 import tempfile
 import unittest
 from pathlib import Path
@@ -203,6 +204,58 @@ class HelpersTest(unittest.TestCase):
             with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as cm:
                 gc.main(["--out", "/nonexistent/x", *extra])
             self.assertEqual(cm.exception.code, 2)
+
+    def test_parse_chapters(self):
+        self.assertEqual(gc.parse_chapters("", ROOT), [])
+        self.assertEqual(gc.parse_chapters("4, 02-sorting,2", ROOT), ["02-sorting", "04-filtering-atomics"])
+        with self.assertRaises(ValueError) as cm:
+            gc.parse_chapters("99", ROOT)
+        self.assertIn("1 (01-reduce-scan-histogram)", str(cm.exception))
+        with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as cm:
+            gc.main(["--out", "/nonexistent/x", "--chapters", "nope"])
+        self.assertEqual(cm.exception.code, 2)
+
+    def test_sanitize_runs_in_parallel_within_the_chapters(self):
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            (d / "b" / "bin").mkdir(parents=True)
+            for slug in ("merge_sort_merge_path", "bitonic_sort_shared", "sum_atomic"):
+                (d / "b" / "bin" / f"{slug}_test_solution").write_text("")
+            (d / "tools").mkdir()
+            trace = d / "trace"
+            san = d / "tools" / "compute-sanitizer"
+            san.write_text(f"""#!{sys.executable}
+import sys, time
+with open({str(trace)!r}, "a") as f:
+    f.write(f"start {{time.time()}} {{sys.argv[-1]}}\\n")
+time.sleep(0.4)
+with open({str(trace)!r}, "a") as f:
+    f.write(f"end {{time.time()}}\\n")
+print("[  PASSED  ] 3 tests.")
+print("========= ERROR SUMMARY: 0 errors")
+""")
+            san.chmod(0o755)
+            ctx = gc.Context(ROOT, d / "b", 2, "abc", None)
+            ctx.env["PATH"] = f"{d / 'tools'}:{ctx.env.get('PATH', '')}"
+            ctx.parallel, ctx.chapters = 4, ["02-sorting"]
+            rec = {"step": "sanitize", "messages": [], "details": {}, "summary": "", "status": "failed"}
+            with contextlib.redirect_stdout(io.StringIO()):
+                gc.step_sanitize(ctx, rec, lambda: None, {"gpu_present": True})
+            self.assertEqual(rec["status"], "passed", rec["messages"])
+            self.assertEqual([(r["program"], r["tool"]) for r in rec["details"]["runs"]],
+                             [("bitonic_sort_shared_test_solution", "memcheck"),
+                              ("bitonic_sort_shared_test_solution", "racecheck"),
+                              ("merge_sort_merge_path_test_solution", "memcheck"),
+                              ("merge_sort_merge_path_test_solution", "racecheck")])
+            self.assertIn("4/4 clean", rec["summary"])
+            self.assertIn("chapters 02-sorting", rec["summary"])
+            events = sorted((float(line.split()[1]), line.split()[0]) for line in trace.read_text().splitlines())
+            running = peak = 0
+            for _, kind in events:
+                running += 1 if kind == "start" else -1
+                peak = max(peak, running)
+            self.assertGreater(peak, 1)  # runs overlapped
+            self.assertNotIn("sum_atomic", trace.read_text())
 
     def test_bad_step_is_a_usage_error(self):
         with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as cm:

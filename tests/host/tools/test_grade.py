@@ -438,6 +438,49 @@ class PerfAndSanitizerTest(GradeTestCase):
         self.assertIn("--benchmark_filter=^(alpha/int32/1024|cub_base/int32/1024)(/manual_time)?$", argv)
         self.assertIn("--benchmark_repetitions=3", argv)
 
+    def test_parallel_tests_then_benchmarks_alone(self):
+        # Two test programs that each wait for the other to start: they pass only
+        # when run at the same time. The benchmark records whether a test still runs.
+        flags = Path(self._tmp.name) / "flags"
+        flags.mkdir()
+        for slug in ("alpha", "beta"):
+            other = "beta" if slug == "alpha" else "alpha"
+            fake_test(self.tree.bin / f"{slug}_test_starter",
+                      gtest_json([(slug.capitalize(), "T0", "COMPLETED", [])]), action=f"""
+        open({str(flags)!r} + "/{slug}.running", "w").close()
+        deadline = time.time() + 20
+        while not os.path.exists({str(flags)!r} + "/{other}.running") and time.time() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.2)
+        os.remove({str(flags)!r} + "/{slug}.running")
+        if time.time() >= deadline:
+            sys.exit(5)""")
+        entries = [
+            {"name": "alpha/int32/1024/manual_time_median", "run_name": "alpha/int32/1024/manual_time",
+             "run_type": "aggregate", "aggregate_name": "median", "real_time": 1.0, "time_unit": "ms"},
+            {"name": "cub_base/int32/1024/manual_time_median", "run_name": "cub_base/int32/1024/manual_time",
+             "run_type": "aggregate", "aggregate_name": "median", "real_time": 1.0, "time_unit": "ms"},
+        ]
+        seen = Path(self._tmp.name) / "seen-by-bench"
+        _write_exe(self.tree.bin / "alpha_bench_starter", f"""
+            import json, os
+            with open({str(seen)!r}, "w") as f:
+                json.dump(sorted(os.listdir({str(flags)!r})), f)
+            print(json.dumps({bench_json(entries)!r}))
+        """)
+        code, data, _ = self.tree.grade_json("--no-build", "--perf", "--parallel", "2")
+        self.assertEqual(code, 0)
+        self.assertEqual([e["status"] for e in data["cudalab"]["exercises"]], ["passed", "passed"])
+        alpha = self.exercise(data, "1.1")
+        self.assertEqual((alpha["max_points"], alpha["perf_points"]), (14, 4))
+        self.assertEqual(data["score"], 20)
+        self.assertEqual(json.loads(seen.read_text()), [])  # no test ran beside the benchmark
+
+    def test_parallel_must_be_positive_and_not_for_a_class(self):
+        code, _, err = self.tree.grade("--parallel", "0")
+        self.assertEqual(code, 2)
+        self.assertIn("--parallel", err)
+
     def test_missing_benchmark_gives_no_perf_points(self):
         self.tree.passing("alpha")
         self.bench([{"name": "cub_base/int32/1024", "real_time": 1.0, "time_unit": "ns"}])
