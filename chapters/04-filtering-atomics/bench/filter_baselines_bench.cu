@@ -4,7 +4,7 @@
 //   copy_bandwidth/int32/<n>             device-to-device copy (the memory ceiling)
 //   filter_unaggregated_atomic/int32/50/<n>
 //                                        4.1 with an increment the compiler cannot see (read from
-//                                        memory, always 1): one hardware atomic per selected
+//                                        memory per thread, always 1): one hardware atomic per selected
 //                                        element, what 4.1's source says; 2^20 and 2^24 only
 //   cg_tile_aggregation/int32/50/tile<G>/<n>
 //                                        the aggregation of 4.5 over cooperative_groups tiles of
@@ -51,14 +51,17 @@ __global__ void unaggregated_kernel(const int* __restrict__ in, std::size_t n, L
   if (i >= n) return;
   const int x = in[i];
   if (pred(x)) {
-    const unsigned long long slot = atomicAdd(count, *one);
+    // one[threadIdx.x] is 1 in every thread, but the compiler cannot prove the
+    // increment warp-uniform, so it cannot aggregate the warp's atomics into one
+    // (a single *one, uniform, was aggregated: it ran exactly as fast as 4.1).
+    const unsigned long long slot = atomicAdd(count, one[threadIdx.x]);
     if (slot < capacity) out[slot] = x;
   }
 }
 
 void unaggregated(const int* in, std::size_t n, LessThan<int> pred, int* out, std::size_t capacity,
                   unsigned long long* selected, cudaStream_t stream) {
-  static const DeviceBuffer<unsigned long long> one(std::vector<unsigned long long>{1});
+  static const DeviceBuffer<unsigned long long> one(std::vector<unsigned long long>(256, 1));
   CUDALAB_CHECK(cudaMemsetAsync(selected, 0, sizeof(unsigned long long), stream));
   unaggregated_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(in, n, pred, out, capacity,
                                                                                    selected, one.data());
