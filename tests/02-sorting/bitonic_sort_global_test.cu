@@ -1,7 +1,7 @@
 // Tests of exercise 2.3, cudalab::sort::bitonic_sort_global (suites
 // SortBitonicSortGlobal*): by size (every power-of-two padding from 2^11 to
-// 2^25, so every combination of global strides per pass runs), patterns,
-// in place, bad input.
+// 2^25, so every number of global strides per pass, 1 to 6, runs, and the
+// shared-memory tile of 8192 alone, padded and not), patterns, in place, bad input.
 // Run: tools/grade 2.3   or   build/default/bin/bitonic_sort_global_test_starter
 #include "sort_test_battery.cuh"
 
@@ -9,6 +9,7 @@ CUDALAB_SORT_TEST_SUITES(SortBitonicSortGlobal,
                          ::cudalab::test::sort::whole("2.3 bitonic_sort_global",
                                                       &::cudalab::sort::bitonic_sort_global, nullptr,
                                                       ::cudalab::sort::max_elements_bitonic))
+CUDALAB_SORT_TEST_IN_PLACE(SortBitonicSortGlobal)
 
 namespace {
 // Powers of two (no padding: sorted directly in out) and one past them

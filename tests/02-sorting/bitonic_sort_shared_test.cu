@@ -7,3 +7,4 @@ CUDALAB_SORT_TEST_SUITES(SortBitonicSortShared,
                          ::cudalab::test::sort::segments("2.2 bitonic_sort_shared",
                                                          &::cudalab::sort::bitonic_sort_shared,
                                                          ::cudalab::sort::max_segment_bitonic))
+CUDALAB_SORT_TEST_IN_PLACE(SortBitonicSortShared)

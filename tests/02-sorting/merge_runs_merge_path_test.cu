@@ -11,3 +11,4 @@ CUDALAB_SORT_TEST_SUITES(SortMergeRunsMergePath,
                                                       &::cudalab::sort::merge_runs_merge_path, 300007,
                                                       {1, 15, 960, 1919, 1920, 1921, 5000, 100000,
                                                        1u << 20}))
+CUDALAB_SORT_TEST_STABILITY(SortMergeRunsMergePath)

@@ -10,3 +10,4 @@ CUDALAB_SORT_TEST_SUITES(SortMergeRunsPerBlock,
                                                       &::cudalab::sort::merge_runs_per_block,
                                                       &::cudalab::sort::merge_runs_per_block, 1000,
                                                       {1, 31, 256, 1000, 2048, 2049, 5000}))
+CUDALAB_SORT_TEST_STABILITY(SortMergeRunsPerBlock)

@@ -1,7 +1,8 @@
 // Tests of exercise 2.7, cudalab::sort::merge_sort_merge_path (suites
-// SortMergeSortMergePath*): keys by size (every tile boundary of 1920 and
-// numbers of passes 0 to 14), patterns, stability with key-value pairs,
-// in place, bad input.
+// SortMergeSortMergePath*): keys by size (the chapter's sizes, numbers of
+// passes 0 to 11), patterns, stability with key-value pairs, in place, bad
+// input; then every boundary of the block-sort tile (8704 keys) and of the
+// merge tile (4352 outputs), with odd and even numbers of passes, keys and pairs.
 // Run: tools/grade 2.7   or   build/default/bin/merge_sort_merge_path_test_starter
 #include "sort_test_battery.cuh"
 
@@ -10,6 +11,8 @@ CUDALAB_SORT_TEST_SUITES(SortMergeSortMergePath,
                                                       &::cudalab::sort::merge_sort_merge_path,
                                                       &::cudalab::sort::merge_sort_merge_path,
                                                       ::cudalab::sort::max_elements))
+CUDALAB_SORT_TEST_STABILITY(SortMergeSortMergePath)
+CUDALAB_SORT_TEST_IN_PLACE(SortMergeSortMergePath)
 
 namespace {
 // Key-value pairs at sizes where the number of merge passes is odd and even.
@@ -18,8 +21,39 @@ TEST_P(SortMergeSortMergePathPairs, StableLargePairs) {
   ::cudalab::test::sort::large_pairs(SortMergeSortMergePathSpec(), GetParam());
 }
 INSTANTIATE_TEST_SUITE_P(Sizes, SortMergeSortMergePathPairs,
-                         ::testing::Values(std::size_t{1920}, std::size_t{1921}, std::size_t{3840},
-                                           std::size_t{3841}, std::size_t{7681}, std::size_t{1000003},
-                                           (std::size_t{1} << 22) + 1, (std::size_t{1} << 24) + 3),
+                         ::testing::Values(std::size_t{1920}, std::size_t{8705}, std::size_t{17409},
+                                           std::size_t{34817}, std::size_t{69633}, std::size_t{1000003},
+                                           (std::size_t{1} << 22) + 1, std::size_t{5000000},
+                                           (std::size_t{1} << 24) + 3),
+                         ::cudalab::test::sort::size_name);
+
+// The tiles of the reference solution: block sorts of 8704 = 512 x 17 keys,
+// merge blocks of 4352 = 256 x 17 outputs. Sizes one below, at and one above
+// 1, 2, 3, 4 and 8 block-sort tiles and around the merge tile (0 to 3 passes,
+// partial last tiles, a last pair without a second run).
+class SortMergeSortMergePathTiles : public ::cudalab::test::GpuTestWithParam<std::size_t> {};
+TEST_P(SortMergeSortMergePathTiles, KeysAndPairs) {
+  const std::size_t n = GetParam();
+  CUDALAB_SKIP_IF_ABOVE_MAX_N(n);
+  const auto sd = ::cudalab::test::seed();
+  const auto& spec = SortMergeSortMergePathSpec();
+  using ::cudalab::test::sort::Pattern;
+  ::cudalab::test::sort::expect_keys(spec, ::cudalab::test::sort::make_keys(Pattern::Random, n, sd), 0, sd,
+                                     ::cudalab::test::sort::pattern_name(Pattern::Random));
+  if (HasFatalFailure()) return;
+  ::cudalab::test::sort::expect_keys(spec, ::cudalab::test::sort::make_keys(Pattern::Reversed, n, sd), 0, sd,
+                                     ::cudalab::test::sort::pattern_name(Pattern::Reversed));
+  if (HasFatalFailure()) return;
+  ::cudalab::test::sort::expect_pairs(spec, ::cudalab::test::sort::make_keys(Pattern::FewDistinct, n, sd), 0, sd,
+                                      ::cudalab::test::sort::pattern_name(Pattern::FewDistinct));
+}
+INSTANTIATE_TEST_SUITE_P(Sizes, SortMergeSortMergePathTiles,
+                         ::testing::Values(std::size_t{4351}, std::size_t{4352}, std::size_t{4353},
+                                           std::size_t{8703}, std::size_t{8704}, std::size_t{8705},
+                                           std::size_t{13055}, std::size_t{13057}, std::size_t{17407},
+                                           std::size_t{17408}, std::size_t{17409}, std::size_t{26111},
+                                           std::size_t{26112}, std::size_t{26113}, std::size_t{34815},
+                                           std::size_t{34816}, std::size_t{34817}, std::size_t{69631},
+                                           std::size_t{69632}, std::size_t{69633}),
                          ::cudalab::test::sort::size_name);
 }  // namespace

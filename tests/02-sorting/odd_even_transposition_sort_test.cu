@@ -7,3 +7,4 @@ CUDALAB_SORT_TEST_SUITES(SortOddEvenTranspositionSort,
                          ::cudalab::test::sort::segments("2.1 odd_even_transposition_sort",
                                                          &::cudalab::sort::odd_even_transposition_sort,
                                                          ::cudalab::sort::max_segment_odd_even))
+CUDALAB_SORT_TEST_IN_PLACE(SortOddEvenTranspositionSort)
