@@ -1,5 +1,6 @@
 // Exercise 2.4: many small merges, one thread per pair of runs (the serial
-// two-finger merge).
+// two-finger merge), staged through shared memory so that global memory
+// sees only coalesced loads and stores.
 // Lesson: chapters/02-sorting/README.md, "2.4".
 // Grade:  tools/grade 2.4      Hints: tools/grade --hint 2.4
 #include <cstddef>
@@ -10,35 +11,156 @@
 namespace cudalab::sort {
 namespace {
 
-constexpr unsigned kBlock = 128;
+constexpr unsigned kBlock = 128;        // merges (threads) per block at most
+constexpr unsigned kStageKeys = 4096;   // keys staged in shared memory per block at most
+constexpr std::size_t kMaxStagedRun = kStageKeys / (2 * 32);  // 64: at least one warp of merges per block
 
-// Thread p merges runs 2p and 2p + 1: a = [p0, mid), b = [mid, end) with
-// p0 = 2p * run, mid = min(n, p0 + run), end = min(n, mid + run).
-// kPairs: values move with their keys (values_in / values_out may be null otherwise).
+// Merges the sorted lists ka[0, a_count) and kb[0, b_count) into
+// ko[0, a_count + b_count), stably (on equal keys a's key first); with
+// kPairs the values va / vb move to vo with their keys. The pointers may be
+// global or shared memory.
+template <bool kPairs>
+__device__ __forceinline__ void merge_pair(const int* ka, const int* va, unsigned a_count, const int* kb,
+                                           const int* vb, unsigned b_count, int* ko, int* vo) {
+  // BEGIN SOLUTION
+  unsigned a = 0, b = 0;
+  for (unsigned o = 0; o < a_count + b_count; ++o) {
+    // Take from b only when its key is strictly smaller: equal keys come from
+    // the first run first (stable).
+    const bool take_b = a >= a_count || (b < b_count && kb[b] < ka[a]);
+    if (take_b) {
+      ko[o] = kb[b];
+      if constexpr (kPairs) vo[o] = vb[b];
+      ++b;
+    } else {
+      ko[o] = ka[a];
+      if constexpr (kPairs) vo[o] = va[a];
+      ++a;
+    }
+  }
+  // STARTER:
+  // // TODO(2.4): merge ka[0, a_count) and kb[0, b_count) into ko with two
+  // // indices a and b; on equal keys take a's key (stable); with kPairs,
+  // // move va[a] or vb[b] to vo[o] too.
+  // (void)ka;
+  // (void)va;
+  // (void)a_count;
+  // (void)kb;
+  // (void)vb;
+  // (void)b_count;
+  // (void)ko;
+  // (void)vo;
+  // END SOLUTION
+}
+
+// The naive mapping, for runs longer than kMaxStagedRun: thread p merges
+// runs 2p and 2p + 1 straight from global memory. A warp's 32 threads read
+// 32 addresses 2 · run keys apart: every load touches 32 cache lines.
 template <bool kPairs>
 __global__ void __launch_bounds__(kBlock)
-    merge_per_thread_kernel(const int* keys_in, const int* values_in, std::size_t n, int* keys_out,
-                            int* values_out, std::size_t run, std::size_t pairs) {
+    merge_global_kernel(const int* keys_in, const int* values_in, std::size_t n, int* keys_out,
+                        int* values_out, std::size_t run, std::size_t pairs) {
   const std::size_t p = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (p >= pairs) return;
   const std::size_t p0 = 2 * run * p;
   const std::size_t mid = p0 + run < n ? p0 + run : n;
   const std::size_t end = mid + run < n ? mid + run : n;
+  merge_pair<kPairs>(keys_in + p0, kPairs ? values_in + p0 : nullptr, static_cast<unsigned>(mid - p0),
+                     keys_in + mid, kPairs ? values_in + mid : nullptr, static_cast<unsigned>(end - mid),
+                     keys_out + p0, kPairs ? values_out + p0 : nullptr);
+}
+
+// Local key i of a block lives at padded(i) in shared memory: one empty slot
+// after every pair, so that pair p starts at p · (2 run + 1), an odd stride,
+// and the 32 merges of a warp walking in step hit 32 different banks.
+__device__ __forceinline__ unsigned padded(unsigned i, unsigned two_run) { return i + i / two_run; }
+
+// The staged mapping: a block of blockDim.x threads owns blockDim.x
+// consecutive pairs (e = blockDim.x · 2 run keys). It loads them into shared
+// memory with coalesced loads (8 per thread in flight), every thread merges
+// its pair from shared memory into a second shared array, and the block
+// stores the result with coalesced stores. Dynamic shared memory: 2 arrays
+// of e + blockDim.x keys, 4 with values.
+template <bool kPairs>
+__global__ void __launch_bounds__(kBlock)
+    merge_staged_kernel(const int* keys_in, const int* values_in, std::size_t n, int* keys_out,
+                        int* values_out, unsigned run) {
+  extern __shared__ int s_mem[];
+  const unsigned t = threadIdx.x;
+  const unsigned two_run = 2 * run;
+  const unsigned e = blockDim.x * two_run;  // keys per block
+  const unsigned stride = e + blockDim.x;   // padded array length
+  int* s_in = s_mem;
+  int* s_out = s_mem + stride;
+  [[maybe_unused]] int* s_vin = s_mem + 2 * stride;
+  [[maybe_unused]] int* s_vout = s_mem + 3 * stride;
+  const std::size_t base = static_cast<std::size_t>(blockIdx.x) * e;
+  const unsigned count = n - base < e ? static_cast<unsigned>(n - base) : e;
+  constexpr unsigned kBatch = 8;  // loads per thread in flight
   // BEGIN SOLUTION
-  std::size_t a = p0, b = mid;
-  for (std::size_t o = p0; o < end; ++o) {
-    // Take from b only when its key is strictly smaller: equal keys come from
-    // the first run first (stable).
-    const bool take_b = a >= mid || (b < end && keys_in[b] < keys_in[a]);
-    const std::size_t from = take_b ? b++ : a++;
-    keys_out[o] = keys_in[from];
-    if constexpr (kPairs) values_out[o] = values_in[from];
+  // Stage in: element i = i0 + u · blockDim.x + t, coalesced; all kBatch
+  // loads are issued before the first store to shared memory.
+  for (unsigned i0 = 0; i0 < count; i0 += kBatch * blockDim.x) {
+    int k[kBatch];
+    [[maybe_unused]] int v[kBatch];
+#pragma unroll
+    for (unsigned u = 0; u < kBatch; ++u) {
+      const unsigned i = i0 + u * blockDim.x + t;
+      if (i < count) {
+        k[u] = keys_in[base + i];
+        if constexpr (kPairs) v[u] = values_in[base + i];
+      }
+    }
+#pragma unroll
+    for (unsigned u = 0; u < kBatch; ++u) {
+      const unsigned i = i0 + u * blockDim.x + t;
+      if (i < count) {
+        s_in[padded(i, two_run)] = k[u];
+        if constexpr (kPairs) s_vin[padded(i, two_run)] = v[u];
+      }
+    }
+  }
+  __syncthreads();
+  // Thread t merges local pair t (keys [t · 2 run, min(count, (t + 1) · 2 run))).
+  const unsigned p0 = t * two_run;
+  if (p0 < count) {
+    const unsigned a_count = count - p0 < run ? count - p0 : run;
+    const unsigned rest = count - p0 - a_count;
+    const unsigned b_count = rest < run ? rest : run;
+    const unsigned at = t * (two_run + 1);  // = padded(p0)
+    merge_pair<kPairs>(s_in + at, s_vin + at, a_count, s_in + at + a_count, s_vin + at + a_count, b_count,
+                       s_out + at, s_vout + at);
+  }
+  __syncthreads();
+  // Stage out, coalesced.
+  for (unsigned i0 = 0; i0 < count; i0 += kBatch * blockDim.x) {
+#pragma unroll
+    for (unsigned u = 0; u < kBatch; ++u) {
+      const unsigned i = i0 + u * blockDim.x + t;
+      if (i < count) {
+        keys_out[base + i] = s_out[padded(i, two_run)];
+        if constexpr (kPairs) values_out[base + i] = s_vout[padded(i, two_run)];
+      }
+    }
   }
   // STARTER:
-  // // TODO(2.4): merge keys_in[p0, mid) and keys_in[mid, end) into
-  // // keys_out[p0, end) with two indices; on equal keys take the first run's
-  // // key (stable); with kPairs, move values_in[from] to values_out[o] too.
-  // (void)end;
+  // // TODO(2.4): stage in: for every local key i < count (i = t, t + blockDim.x,
+  // // ..., several loads in flight before the stores), s_in[padded(i, two_run)] =
+  // // keys_in[base + i] (and s_vin from values_in); __syncthreads(); thread t
+  // // merges its pair (keys t * two_run on, a_count = min(run, count - p0),
+  // // b_count = min(run, what is left), at padded position t * (two_run + 1))
+  // // with merge_pair into s_out (s_vout); __syncthreads(); stage out:
+  // // keys_out[base + i] = s_out[padded(i, two_run)] (and the values).
+  // (void)t;
+  // (void)s_in;
+  // (void)s_out;
+  // (void)base;
+  // (void)count;
+  // (void)kBatch;
+  // (void)keys_in;
+  // (void)values_in;
+  // (void)keys_out;
+  // (void)values_out;
   // END SOLUTION
 }
 
@@ -47,10 +169,21 @@ void launch(const int* keys_in, const int* values_in, std::size_t n, int* keys_o
             std::size_t run, cudaStream_t stream) {
   if (n == 0) return;
   if (run > n) run = n;  // one run: the merge is a copy
-  const std::size_t pairs = (n + 2 * run - 1) / (2 * run);
-  const auto blocks = static_cast<unsigned>((pairs + kBlock - 1) / kBlock);
-  merge_per_thread_kernel<kPairs><<<blocks, kBlock, 0, stream>>>(keys_in, values_in, n, keys_out,
-                                                                 values_out, run, pairs);
+  if (run <= kMaxStagedRun) {
+    const auto threads = static_cast<unsigned>(kStageKeys / (2 * run) < kBlock ? kStageKeys / (2 * run) : kBlock);
+    const std::size_t e = threads * 2 * run;
+    const auto blocks = static_cast<unsigned>((n + e - 1) / e);
+    const std::size_t smem = (kPairs ? 4 : 2) * (e + threads) * sizeof(int);  // above 48 KiB for pairs
+    CUDALAB_CHECK(cudaFuncSetAttribute(merge_staged_kernel<kPairs>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(smem)));
+    merge_staged_kernel<kPairs><<<blocks, threads, smem, stream>>>(keys_in, values_in, n, keys_out, values_out,
+                                                                   static_cast<unsigned>(run));
+  } else {
+    const std::size_t pairs = (n + 2 * run - 1) / (2 * run);
+    const auto blocks = static_cast<unsigned>((pairs + kBlock - 1) / kBlock);
+    merge_global_kernel<kPairs><<<blocks, kBlock, 0, stream>>>(keys_in, values_in, n, keys_out, values_out, run,
+                                                               pairs);
+  }
   CUDALAB_CHECK_LAUNCH();
 }
 

@@ -1,5 +1,5 @@
 // Exercise 2.7: stable merge sort of any n, keys or key-value pairs:
-// block-local sorts of tiles of 1920 keys, then merge-path passes.
+// block-local sorts of tiles of 8704 keys, then merge-path passes.
 // Lesson: chapters/02-sorting/README.md, "2.7".
 // Grade:  tools/grade 2.7      Hints: tools/grade --hint 2.7
 #include <climits>
@@ -12,12 +12,15 @@
 namespace cudalab::sort {
 namespace {
 
-constexpr unsigned kThreads = 128;               // a power of two: the block sort doubles runs up to it
-constexpr unsigned kItems = 15;                  // keys per thread (odd: no bank conflicts)
-constexpr unsigned kTile = kThreads * kItems;    // keys per block: 1920
-constexpr unsigned kPartitionThreads = 128;
+constexpr unsigned kItems = 17;                          // keys per thread (odd: no bank conflicts)
+constexpr unsigned kSortThreads = 512;                   // a power of two: the block sort doubles runs up to it
+constexpr unsigned kSortTile = kSortThreads * kItems;    // keys per block sort: 8704
+constexpr unsigned kMergeThreads = 256;
+constexpr unsigned kMergeTile = kMergeThreads * kItems;  // outputs per merge block: 4352 = kSortTile / 2
+constexpr unsigned kPartitionThreads = 128;              // 4 warps: 4 splits per block
+static_assert(kSortTile % kMergeTile == 0, "every run (a multiple of kSortTile) is whole merge tiles");
 
-// ---- The merge pass of exercise 2.6 (given here; 2.6 is where you write it). ----
+// ---- Given: the merge pass of exercise 2.6, tuned (2.6 is where you write one). ----
 
 // The number of keys of a among the first `diag` keys of the stable merge of
 // the sorted lists a[0, a_count) and b[0, b_count) (a first on ties): the
@@ -36,9 +39,64 @@ __device__ __forceinline__ unsigned merge_path(const int* a, unsigned a_count, c
   return begin;
 }
 
-// Where block `tile` works: pair `pair` = runs 2 pair and 2 pair + 1, first
-// run at p0 with a_count keys, second run at p0 + a_count with b_count keys,
-// outputs [diag0, diag1) of the pair's merge.
+// merge_path for a whole warp (all 32 lanes call it with the same arguments)
+// in global memory: a 32-way search that samples 32 points per round, so a
+// run of 2^27 keys takes 6 rounds of dependent loads instead of 27.
+__device__ __forceinline__ unsigned merge_path_warp(const int* a, unsigned a_count, const int* b,
+                                                    unsigned b_count, unsigned diag) {
+  const unsigned lane = threadIdx.x % 32;
+  unsigned lo = diag > b_count ? diag - b_count : 0;
+  unsigned hi = diag < a_count ? diag : a_count;
+  // The answer is the first i in [lo, hi) with b[diag - 1 - i] < a[i], or hi.
+  while (lo < hi) {
+    const unsigned step = (hi - lo + 31) / 32;  // the samples lo + l * step cover [lo, hi)
+    const unsigned i = lo + lane * step;
+    const bool after = i < hi && b[diag - 1 - i] < a[i];
+    const unsigned mask = __ballot_sync(0xffffffffu, after);
+    if (mask != 0) {
+      const unsigned f = static_cast<unsigned>(__ffs(static_cast<int>(mask))) - 1;  // first true sample
+      hi = lo + f * step;
+      if (f > 0) lo += (f - 1) * step + 1;
+    } else {
+      lo += ((hi - lo - 1) / step) * step + 1;  // past the last sample (all false)
+    }
+  }
+  return lo;
+}
+
+// Merges kItems outputs serially from the sorted lists s_keys[ai, a_end) and
+// s_keys[bi, b_end) (shared memory; b first only when strictly smaller) into
+// keys[] (and the matching s_vals into vals[]). The next key of each list
+// waits in a register, so every output costs one shared-memory load. Reads
+// stay in [0, limit]: the arrays have one slot past the tile (outputs past
+// the end of a partial tile read that slot and are never stored).
+template <bool kPairs>
+__device__ __forceinline__ void serial_merge(const int* s_keys, const int* s_vals, unsigned ai, unsigned a_end,
+                                             unsigned bi, unsigned b_end, unsigned limit, int (&keys)[kItems],
+                                             int (&vals)[kItems]) {
+  int ka = s_keys[ai < limit ? ai : limit];
+  int kb = s_keys[bi < limit ? bi : limit];
+#pragma unroll
+  for (unsigned v = 0; v < kItems; ++v) {
+    const bool take_b = bi < b_end && (ai >= a_end || kb < ka);
+    keys[v] = take_b ? kb : ka;
+    if constexpr (kPairs) {
+      const unsigned from = take_b ? bi : ai;
+      vals[v] = s_vals[from < limit ? from : limit];
+    }
+    if (take_b) {
+      ++bi;
+      kb = s_keys[bi < limit ? bi : limit];
+    } else {
+      ++ai;
+      ka = s_keys[ai < limit ? ai : limit];
+    }
+  }
+}
+
+// Where merge block `tile` works: pair `pair` = runs 2 pair and 2 pair + 1,
+// first run at p0 with a_count keys, second run at p0 + a_count with b_count
+// keys, outputs [diag0, diag1) of the pair's merge.
 struct TileGeometry {
   std::size_t p0;
   unsigned a_count, b_count, diag0, diag1;
@@ -54,66 +112,67 @@ __device__ __forceinline__ TileGeometry tile_geometry(std::size_t tile, std::siz
   g.a_count = static_cast<unsigned>(mid - g.p0);
   g.b_count = static_cast<unsigned>(end - mid);
   const unsigned total = g.a_count + g.b_count;
-  g.diag0 = static_cast<unsigned>((tile - pair * tiles_per_pair) * kTile);
-  g.diag1 = total - g.diag0 < kTile ? total : g.diag0 + kTile;
+  g.diag0 = static_cast<unsigned>((tile - pair * tiles_per_pair) * kMergeTile);
+  g.diag1 = total - g.diag0 < kMergeTile ? total : g.diag0 + kMergeTile;
   return g;
 }
 
-// splits[t] = the merge-path split at the first output of tile t.
-__global__ void partition_kernel(const int* keys, std::size_t n, std::size_t run, std::size_t tiles_per_pair,
-                                 std::size_t tiles, unsigned* splits) {
-  const std::size_t t = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (t >= tiles) return;
+// splits[t] = the merge-path split at the first output of merge tile t; one warp per tile.
+__global__ void __launch_bounds__(kPartitionThreads)
+    partition_kernel(const int* keys, std::size_t n, std::size_t run, std::size_t tiles_per_pair,
+                     std::size_t tiles, unsigned* splits) {
+  const std::size_t t = (static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  if (t >= tiles) return;  // the same for the whole warp
   const TileGeometry g = tile_geometry(t, n, run, tiles_per_pair);
-  splits[t] = merge_path(keys + g.p0, g.a_count, keys + g.p0 + g.a_count, g.b_count, g.diag0);
+  const unsigned split = merge_path_warp(keys + g.p0, g.a_count, keys + g.p0 + g.a_count, g.b_count, g.diag0);
+  if (threadIdx.x % 32 == 0) splits[t] = split;
 }
 
 // Block `tile` merges its slices a[a0, a1) and b[b0, b1) into outputs
-// [diag0, diag1) of its pair.
+// [diag0, diag1) of its pair: kItems loads per thread in flight, a merge
+// from shared memory, coalesced stores.
 template <bool kPairs>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kMergeThreads)
     merge_kernel(const int* keys_in, const int* values_in, std::size_t n, int* keys_out, int* values_out,
                  std::size_t run, std::size_t tiles_per_pair, const unsigned* splits) {
-  __shared__ int s_keys[kTile];
-  __shared__ int s_vals[kPairs ? kTile : 1];
+  __shared__ int s_keys[kMergeTile + 1];
+  __shared__ int s_vals[kPairs ? kMergeTile + 1 : 1];
   const std::size_t tile = blockIdx.x;
   const TileGeometry g = tile_geometry(tile, n, run, tiles_per_pair);
   const unsigned a0 = splits[tile];
   const unsigned a1 = g.diag1 == g.a_count + g.b_count ? g.a_count : splits[tile + 1];
-  const unsigned b0 = g.diag0 - a0;
-  const unsigned b1 = g.diag1 - a1;
   const unsigned na = a1 - a0;
-  const unsigned count = g.diag1 - g.diag0;  // = na + (b1 - b0)
+  const unsigned count = g.diag1 - g.diag0;  // na + the number of b's keys
   const std::size_t a_base = g.p0 + a0;
-  const std::size_t b_base = g.p0 + g.a_count + b0;
+  const std::size_t b_base = g.p0 + g.a_count + (g.diag0 - a0) - na;  // b_base + i for i >= na
   const unsigned t = threadIdx.x;
-  (void)b1;
 
-  // Stage both slices in shared memory, a's then b's (coalesced loads).
-  for (unsigned i = t; i < count; i += kThreads) {
-    const std::size_t from = i < na ? a_base + i : b_base + (i - na);
-    s_keys[i] = keys_in[from];
-    if constexpr (kPairs) s_vals[i] = values_in[from];
-  }
-  __syncthreads();
-
+  // Stage both slices in shared memory, a's then b's: all loads first, then
+  // all stores, so that kItems loads per thread are in flight at once.
   int keys[kItems];
   [[maybe_unused]] int vals[kItems];
-  // This thread's outputs start at diag; find its split in shared memory and
-  // merge kItems keys serially.
-  const unsigned diag = t * kItems < count ? t * kItems : count;
-  const unsigned split = merge_path(s_keys, na, s_keys + na, count - na, diag);
-  unsigned ai = split;             // next key of a (index into s_keys)
-  unsigned bi = na + diag - split;  // next key of b (index into s_keys)
 #pragma unroll
   for (unsigned v = 0; v < kItems; ++v) {
-    if (diag + v < count) {
-      const bool take_b = bi < count && (ai >= na || s_keys[bi] < s_keys[ai]);
-      const unsigned from = take_b ? bi++ : ai++;
-      keys[v] = s_keys[from];
-      if constexpr (kPairs) vals[v] = s_vals[from];
+    const unsigned i = v * kMergeThreads + t;
+    if (i < count) {
+      const std::size_t from = (i < na ? a_base : b_base) + i;
+      keys[v] = keys_in[from];
+      if constexpr (kPairs) vals[v] = values_in[from];
     }
   }
+#pragma unroll
+  for (unsigned v = 0; v < kItems; ++v) {
+    const unsigned i = v * kMergeThreads + t;
+    if (i < count) {
+      s_keys[i] = keys[v];
+      if constexpr (kPairs) s_vals[i] = vals[v];
+    }
+  }
+  __syncthreads();
+  // This thread's outputs start at diag.
+  const unsigned diag = t * kItems < count ? t * kItems : count;
+  const unsigned split = merge_path(s_keys, na, s_keys + na, count - na, diag);
+  serial_merge<kPairs>(s_keys, s_vals, split, na, na + diag - split, count, kMergeTile, keys, vals);
   __syncthreads();  // everyone has read the staged slices
 #pragma unroll
   for (unsigned v = 0; v < kItems; ++v) {
@@ -124,9 +183,13 @@ __global__ void __launch_bounds__(kThreads)
   }
   __syncthreads();
   const std::size_t out_base = g.p0 + g.diag0;
-  for (unsigned i = t; i < count; i += kThreads) {
-    keys_out[out_base + i] = s_keys[i];
-    if constexpr (kPairs) values_out[out_base + i] = s_vals[i];
+#pragma unroll
+  for (unsigned v = 0; v < kItems; ++v) {
+    const unsigned i = v * kMergeThreads + t;
+    if (i < count) {
+      keys_out[out_base + i] = s_keys[i];
+      if constexpr (kPairs) values_out[out_base + i] = s_vals[i];
+    }
   }
 }
 
@@ -138,29 +201,42 @@ __device__ __forceinline__ void swap_ints(int& a, int& b) {
   b = t;
 }
 
-// Block b sorts tile b (keys [b * kTile, min(n, (b + 1) * kTile))) stably:
-// padded with INT_MAX (values 0) to kTile keys, each thread sorts its kItems
-// consecutive keys in registers, then runs of kItems, 2 kItems, ...,
-// kTile / 2 keys are merged pairwise in shared memory, every thread producing
-// kItems outputs found by a merge-path search.
+// Block b sorts tile b (keys [b * kSortTile, min(n, (b + 1) * kSortTile)))
+// stably: padded with INT_MAX (values 0) to kSortTile keys, each thread sorts
+// its kItems consecutive keys in registers, then runs of kItems,
+// 2 kItems, ..., kSortTile / 2 keys are merged pairwise in shared memory,
+// every thread producing kItems outputs found by a merge-path search.
+// Shared memory (dynamic): kSortTile + 1 keys, then as many values for pairs.
 template <bool kPairs>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kSortThreads)
     block_sort_kernel(const int* keys_in, const int* values_in, std::size_t n, int* keys_out,
                       int* values_out) {
-  __shared__ int s_keys[kTile];
-  __shared__ int s_vals[kPairs ? kTile : 1];
+  extern __shared__ int s_mem[];
+  int* s_keys = s_mem;
+  [[maybe_unused]] int* s_vals = s_mem + kSortTile + 1;
   const unsigned t = threadIdx.x;
-  const std::size_t base = static_cast<std::size_t>(blockIdx.x) * kTile;
-  const unsigned count = n - base < kTile ? static_cast<unsigned>(n - base) : kTile;
-  // Coalesced load through shared memory. The padding keys are the largest
-  // and come last in the input order, so the stable sort keeps them last.
-  for (unsigned i = t; i < kTile; i += kThreads) {
-    s_keys[i] = i < count ? keys_in[base + i] : INT_MAX;
-    if constexpr (kPairs) s_vals[i] = i < count ? values_in[base + i] : 0;
-  }
-  __syncthreads();
+  const std::size_t base = static_cast<std::size_t>(blockIdx.x) * kSortTile;
+  const unsigned count = n - base < kSortTile ? static_cast<unsigned>(n - base) : kSortTile;
   int keys[kItems];
   [[maybe_unused]] int vals[kItems];
+  // Coalesced load (element v * kSortThreads + t), all loads in flight at
+  // once, through shared memory to the blocked layout (element t * kItems + v).
+  // The padding keys are the largest and come last in the input order, so
+  // the stable sort keeps them last.
+#pragma unroll
+  for (unsigned v = 0; v < kItems; ++v) {
+    const unsigned i = v * kSortThreads + t;
+    keys[v] = i < count ? keys_in[base + i] : INT_MAX;
+    if constexpr (kPairs) vals[v] = i < count ? values_in[base + i] : 0;
+  }
+#pragma unroll
+  for (unsigned v = 0; v < kItems; ++v) {
+    s_keys[v * kSortThreads + t] = keys[v];
+    if constexpr (kPairs) s_vals[v * kSortThreads + t] = vals[v];
+  }
+  if (t == 0) s_keys[kSortTile] = INT_MAX;  // the slot serial_merge may peek at
+  if (kPairs && t == 0) s_vals[kSortTile] = 0;
+  __syncthreads();
 #pragma unroll
   for (unsigned v = 0; v < kItems; ++v) {
     keys[v] = s_keys[t * kItems + v];
@@ -168,10 +244,11 @@ __global__ void __launch_bounds__(kThreads)
   }
   // TODO(2.7): sort the kItems keys in registers (stably: swap only when
   // strictly smaller, values with their keys); then for coop = 2, 4, ...,
-  // kThreads: store the registers to s_keys[t * kItems + v] (barriers before
-  // and after), find this thread's split of the merge of the two runs of
-  // coop / 2 * kItems keys that start at (t & ~(coop - 1)) * kItems with
-  // merge_path, and merge kItems keys serially back into the registers.
+  // kSortThreads: store the registers to s_keys[t * kItems + v] (barriers
+  // before and after), find this thread's split of the merge of the two
+  // runs of coop / 2 * kItems keys that start at (t & ~(coop - 1)) * kItems
+  // with merge_path, and merge kItems keys back into the registers with
+  // serial_merge (limit kSortTile).
   __syncthreads();
 #pragma unroll
   for (unsigned v = 0; v < kItems; ++v) {
@@ -179,9 +256,13 @@ __global__ void __launch_bounds__(kThreads)
     if constexpr (kPairs) s_vals[t * kItems + v] = vals[v];
   }
   __syncthreads();
-  for (unsigned i = t; i < count; i += kThreads) {
-    keys_out[base + i] = s_keys[i];
-    if constexpr (kPairs) values_out[base + i] = s_vals[i];
+#pragma unroll
+  for (unsigned v = 0; v < kItems; ++v) {
+    const unsigned i = v * kSortThreads + t;
+    if (i < count) {
+      keys_out[base + i] = s_keys[i];
+      if constexpr (kPairs) values_out[base + i] = s_vals[i];
+    }
   }
 }
 
@@ -189,9 +270,10 @@ template <bool kPairs>
 void sort(const int* keys_in, const int* values_in, std::size_t n, int* keys_out, int* values_out,
           cudaStream_t stream) {
   if (n == 0) return;
-  const std::size_t tiles = (n + kTile - 1) / kTile;
+  const std::size_t sort_tiles = (n + kSortTile - 1) / kSortTile;
+  const std::size_t tiles = (n + kMergeTile - 1) / kMergeTile;  // merge tiles
   int passes = 0;
-  for (std::size_t run = kTile; run < n; run *= 2) ++passes;
+  for (std::size_t run = kSortTile; run < n; run *= 2) ++passes;
   // Ping-pong between out and scratch; the block sort writes where an even
   // number of passes later lands in out.
   AsyncBuffer<int> keys_tmp(passes > 0 ? n : 0, stream);
@@ -199,19 +281,24 @@ void sort(const int* keys_in, const int* values_in, std::size_t n, int* keys_out
   AsyncBuffer<unsigned> splits(passes > 0 ? tiles : 0, stream);
   int* k_dst = passes % 2 == 0 ? keys_out : keys_tmp.data();
   int* v_dst = passes % 2 == 0 ? values_out : values_tmp.data();
-  block_sort_kernel<kPairs><<<static_cast<unsigned>(tiles), kThreads, 0, stream>>>(keys_in, values_in, n,
-                                                                                  k_dst, v_dst);
+  const std::size_t smem = (kPairs ? 2 : 1) * (kSortTile + 1) * sizeof(int);  // above 48 KiB for pairs
+  CUDALAB_CHECK(cudaFuncSetAttribute(block_sort_kernel<kPairs>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(smem)));
+  block_sort_kernel<kPairs><<<static_cast<unsigned>(sort_tiles), kSortThreads, smem, stream>>>(
+      keys_in, values_in, n, k_dst, v_dst);
   CUDALAB_CHECK_LAUNCH();
   int* k_src = k_dst;
   int* v_src = v_dst;
-  // TODO(2.7): the merge passes: for run = kTile, 2 kTile, ... while run < n,
-  // launch partition_kernel and merge_kernel<kPairs> (exercise 2.6) from
-  // (k_src, v_src) into the other buffer, then swap.
+  // TODO(2.7): the merge passes: for run = kSortTile, 2 kSortTile, ... while
+  // run < n, launch partition_kernel (one warp per merge tile: tiles * 32
+  // threads) and merge_kernel<kPairs> (one block of kMergeThreads per merge
+  // tile) from (k_src, v_src) into the other buffer, then swap.
   (void)k_src;
   (void)v_src;
   if (passes < 0) {  // never: keeps the kernels referenced in the starter
-    partition_kernel<<<1, 1, 0, stream>>>(k_src, n, kTile, 1, 0, splits.data());
-    merge_kernel<kPairs><<<1, 1, 0, stream>>>(k_src, v_src, n, k_dst, v_dst, kTile, 1, splits.data());
+    partition_kernel<<<1, kPartitionThreads, 0, stream>>>(k_src, n, kSortTile, 2, 0, splits.data());
+    merge_kernel<kPairs><<<1, kMergeThreads, 0, stream>>>(k_src, v_src, n, k_dst, v_dst, kSortTile, 2,
+                                                          splits.data());
   }
 }
 

@@ -118,15 +118,18 @@ void bitonic_sort_shared(const int* in, std::size_t n, int* out, std::size_t seg
 
 /// @brief Exercise 2.3: bitonic sort of all n keys in global memory.
 ///
-/// The array is padded with INT_MAX to a power of two P ≥ max(n, 2048) (in a
-/// scratch buffer unless n = P). Tiles of 2048 keys are sorted in shared
+/// The array is padded with INT_MAX to a power of two P ≥ max(n, 8192) (in a
+/// scratch buffer unless n = P). Tiles of 8192 keys are sorted in shared
 /// memory (alternating directions, as the network prescribes); then, for each
-/// stage k = 4096, ..., P, the steps with stride j ≥ 2048 run in global
-/// memory (up to four strides per kernel, 16 keys per thread in registers)
-/// and the steps j = 1024, ..., 1 of the stage run in shared memory, one
-/// kernel per tile.
-/// Work O(n log² n); steps O(log² n); global passes about
-/// (log2 P − 11)² / 8 + (log2 P − 11).
+/// stage k = 16384, ..., P, the steps with stride j ≥ 8192 run in global
+/// memory (up to six strides per kernel, 64 keys per thread in registers)
+/// and the steps j = 4096, ..., 1 of the stage run in shared memory, one
+/// kernel per tile. Every step runs on keys held in registers: a thread
+/// owns 32 keys b + m s (m < 32) that are closed under the strides s to
+/// 16 s, so the 13 strides of a tile take three register phases (s = 256,
+/// 8, 1) with one pass through shared memory between them.
+/// Work O(n log² n); steps O(log² n); global passes
+/// 1 + sum over stages of (1 + ceil((log2 k − 13) / 6)): 28 at 2^24.
 /// @param in     device pointer to n int32 keys
 /// @param n      element count, 0 ≤ n ≤ max_elements_bitonic
 /// @param out    device pointer to n int32 keys (may equal `in`)
@@ -141,9 +144,14 @@ void bitonic_sort_global(const int* in, std::size_t n, int* out, cudaStream_t st
 ///        keys, one thread per pair, by the serial two-finger merge.
 ///
 /// Meant for many small merges (run up to a few dozen keys): every thread
-/// works alone, so there is no synchronization, but a warp's loads and stores
-/// are scattered over 32 pairs (uncoalesced) and the threads of a warp take
-/// different branches. Stable: on equal keys the first run's key goes first.
+/// works alone, so there is no synchronization between merges. For
+/// run ≤ 64 a block of min(128, 4096 / (2 · run)) threads stages its pairs
+/// in shared memory with coalesced loads (one padding slot per pair: an odd
+/// stride, so a warp's merges walk on 32 different banks), each thread
+/// merges its pair from shared memory into a second shared array, and the
+/// block stores the result coalesced. Longer runs are merged straight from
+/// global memory (a warp's loads scattered over 32 pairs: uncoalesced).
+/// Stable: on equal keys the first run's key goes first.
 /// Work O(n); steps O(run) (2 · run per thread).
 /// @param in     device pointer to n int32 keys, sorted within each run
 /// @param n      element count, 0 ≤ n ≤ max_elements
@@ -237,18 +245,23 @@ void merge_runs_merge_path(const int* keys_in, const int* values_in, std::size_t
                            int* values_out, std::size_t run, cudaStream_t stream = nullptr);
 
 /// @brief Exercise 2.7: stable merge sort of all n keys: block-local sorts of
-///        tiles of 128 × 15 = 1920 keys, then merge-path passes that double
+///        tiles of 512 × 17 = 8704 keys, then merge-path passes that double
 ///        the sorted runs until one is left.
 ///
-/// The tile sort loads 1920 keys through shared memory (coalesced), sorts
-/// each thread's 15 keys in registers (odd-even transposition, stable), then
-/// merges runs of 15, 30, ..., 960 keys in shared memory, every thread
-/// finding its 15 outputs by a merge-path search. Each following pass is
-/// exercise 2.6 with run = 1920, 3840, ...: ceil(log2(n / 1920)) passes,
-/// ping-ponging between `out` and a scratch buffer so the last one lands in
-/// `out`. Stable: equal keys keep their input order.
+/// The tile sort loads 8704 keys (17 coalesced loads per thread in flight)
+/// through shared memory, sorts each thread's 17 keys in registers
+/// (odd-even transposition, stable), then merges runs of 17, 34, ..., 4352
+/// keys in shared memory, every thread finding its 17 outputs by a
+/// merge-path search and merging them with the next key of each run held in
+/// a register. Each following pass merges runs of 8704, 17408, ... keys
+/// like exercise 2.6 (a warp-wide 32-way search for the split of every tile
+/// of 256 × 17 = 4352 outputs, then one block per tile):
+/// ceil(log2(n / 8704)) passes, ping-ponging between `out` and a scratch
+/// buffer so the last one lands in `out`. Stable: equal keys keep their
+/// input order. The pairs block sort uses 68 KiB of shared memory per block
+/// (opted in with cudaFuncSetAttribute).
 /// Work O(n log n); steps O(log² n); global traffic about
-/// 8n (1 + ceil(log2(n / 1920))) bytes for keys.
+/// 8n (1 + ceil(log2(n / 8704))) bytes for keys.
 /// @param in     device pointer to n int32 keys
 /// @param n      element count, 0 ≤ n ≤ max_elements
 /// @param out    device pointer to n int32 keys (may equal `in`)
