@@ -17,7 +17,7 @@ constexpr unsigned kSortThreads = 512;                   // a power of two: the 
 constexpr unsigned kSortTile = kSortThreads * kItems;    // keys per block sort: 8704
 constexpr unsigned kMergeThreads = 256;
 constexpr unsigned kMergeTile = kMergeThreads * kItems;  // outputs per merge block: 4352 = kSortTile / 2
-constexpr unsigned kPartitionThreads = 128;              // 4 warps: 4 splits per block
+constexpr unsigned kPartitionThreads = 128;
 static_assert(kSortTile % kMergeTile == 0, "every run (a multiple of kSortTile) is whole merge tiles");
 
 // ---- Given: the merge pass of exercise 2.6, tuned (2.6 is where you write one). ----
@@ -37,31 +37,6 @@ __device__ __forceinline__ unsigned merge_path(const int* a, unsigned a_count, c
     else end = mid;
   }
   return begin;
-}
-
-// merge_path for a whole warp (all 32 lanes call it with the same arguments)
-// in global memory: a 32-way search that samples 32 points per round, so a
-// run of 2^27 keys takes 6 rounds of dependent loads instead of 27.
-__device__ __forceinline__ unsigned merge_path_warp(const int* a, unsigned a_count, const int* b,
-                                                    unsigned b_count, unsigned diag) {
-  const unsigned lane = threadIdx.x % 32;
-  unsigned lo = diag > b_count ? diag - b_count : 0;
-  unsigned hi = diag < a_count ? diag : a_count;
-  // The answer is the first i in [lo, hi) with b[diag - 1 - i] < a[i], or hi.
-  while (lo < hi) {
-    const unsigned step = (hi - lo + 31) / 32;  // the samples lo + l * step cover [lo, hi)
-    const unsigned i = lo + lane * step;
-    const bool after = i < hi && b[diag - 1 - i] < a[i];
-    const unsigned mask = __ballot_sync(0xffffffffu, after);
-    if (mask != 0) {
-      const unsigned f = static_cast<unsigned>(__ffs(static_cast<int>(mask))) - 1;  // first true sample
-      hi = lo + f * step;
-      if (f > 0) lo += (f - 1) * step + 1;
-    } else {
-      lo += ((hi - lo - 1) / step) * step + 1;  // past the last sample (all false)
-    }
-  }
-  return lo;
 }
 
 // Merges kItems outputs serially from the sorted lists s_keys[ai, a_end) and
@@ -117,15 +92,20 @@ __device__ __forceinline__ TileGeometry tile_geometry(std::size_t tile, std::siz
   return g;
 }
 
-// splits[t] = the merge-path split at the first output of merge tile t; one warp per tile.
+// splits[t] = the merge-path split at the first output of merge tile t: one
+// thread per tile, a binary search in global memory (2 loads per step, at
+// most about 54 scattered 32-byte sectors per split at 2^28 keys). A
+// warp-wide 32-way search would need 6 rounds of dependent loads instead of
+// 27, but reads up to about 300 sectors per split: with 61,681 splits per
+// pass at 2^28 keys, up to some 600 MB of scattered reads next to the
+// pass's 2 GB.
 __global__ void __launch_bounds__(kPartitionThreads)
     partition_kernel(const int* keys, std::size_t n, std::size_t run, std::size_t tiles_per_pair,
                      std::size_t tiles, unsigned* splits) {
-  const std::size_t t = (static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-  if (t >= tiles) return;  // the same for the whole warp
+  const std::size_t t = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= tiles) return;
   const TileGeometry g = tile_geometry(t, n, run, tiles_per_pair);
-  const unsigned split = merge_path_warp(keys + g.p0, g.a_count, keys + g.p0 + g.a_count, g.b_count, g.diag0);
-  if (threadIdx.x % 32 == 0) splits[t] = split;
+  splits[t] = merge_path(keys + g.p0, g.a_count, keys + g.p0 + g.a_count, g.b_count, g.diag0);
 }
 
 // Block `tile` merges its slices a[a0, a1) and b[b0, b1) into outputs
@@ -325,8 +305,7 @@ void sort(const int* keys_in, const int* values_in, std::size_t n, int* keys_out
     k_dst = k_src == keys_out ? keys_tmp.data() : keys_out;
     v_dst = v_src == values_out ? values_tmp.data() : values_out;
     const std::size_t tiles_per_pair = 2 * run / kMergeTile;  // run is a multiple of kSortTile
-    const std::size_t warps_per_block = kPartitionThreads / 32;
-    partition_kernel<<<static_cast<unsigned>((tiles + warps_per_block - 1) / warps_per_block),
+    partition_kernel<<<static_cast<unsigned>((tiles + kPartitionThreads - 1) / kPartitionThreads),
                        kPartitionThreads, 0, stream>>>(k_src, n, run, tiles_per_pair, tiles, splits.data());
     CUDALAB_CHECK_LAUNCH();
     merge_kernel<kPairs><<<static_cast<unsigned>(tiles), kMergeThreads, 0, stream>>>(
@@ -337,9 +316,9 @@ void sort(const int* keys_in, const int* values_in, std::size_t n, int* keys_out
   }
   // STARTER:
   // // TODO(2.7): the merge passes: for run = kSortTile, 2 kSortTile, ... while
-  // // run < n, launch partition_kernel (one warp per merge tile: tiles * 32
-  // // threads) and merge_kernel<kPairs> (one block of kMergeThreads per merge
-  // // tile) from (k_src, v_src) into the other buffer, then swap.
+  // // run < n, launch partition_kernel (one thread per merge tile) and
+  // // merge_kernel<kPairs> (one block of kMergeThreads per merge tile) from
+  // // (k_src, v_src) into the other buffer, then swap.
   // (void)k_src;
   // (void)v_src;
   // if (passes < 0) {  // never: keeps the kernels referenced in the starter

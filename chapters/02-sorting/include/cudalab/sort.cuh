@@ -254,8 +254,8 @@ void merge_runs_merge_path(const int* keys_in, const int* values_in, std::size_t
 /// keys in shared memory, every thread finding its 17 outputs by a
 /// merge-path search and merging them with the next key of each run held in
 /// a register. Each following pass merges runs of 8704, 17408, ... keys
-/// like exercise 2.6 (a warp-wide 32-way search for the split of every tile
-/// of 256 × 17 = 4352 outputs, then one block per tile):
+/// like exercise 2.6 (a binary search for the split of every tile of
+/// 256 × 17 = 4352 outputs, then one block per tile):
 /// ceil(log2(n / 8704)) passes, ping-ponging between `out` and a scratch
 /// buffer so the last one lands in `out`. Stable: equal keys keep their
 /// input order. The pairs block sort uses 68 KiB of shared memory per block
