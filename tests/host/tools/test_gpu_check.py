@@ -225,9 +225,9 @@ class HelpersTest(unittest.TestCase):
             trace = d / "trace"
             san = d / "tools" / "compute-sanitizer"
             san.write_text(f"""#!{sys.executable}
-import sys, time
+import os, sys, time
 with open({str(trace)!r}, "a") as f:
-    f.write(f"start {{time.time()}} {{sys.argv[-1]}}\\n")
+    f.write(f"start {{time.time()}} {{sys.argv[-1]}} {{sys.argv[2]}} {{os.environ['CUDALAB_MAX_N']}}\\n")
 time.sleep(0.4)
 with open({str(trace)!r}, "a") as f:
     f.write(f"end {{time.time()}}\\n")
@@ -256,6 +256,9 @@ print("========= ERROR SUMMARY: 0 errors")
                 peak = max(peak, running)
             self.assertGreater(peak, 1)  # runs overlapped
             self.assertNotIn("sum_atomic", trace.read_text())
+            caps = {line.split()[3]: line.split()[4] for line in trace.read_text().splitlines()
+                    if line.startswith("start")}
+            self.assertEqual(caps, {"memcheck": "4194304", "racecheck": "1048576"})
 
     def test_bad_step_is_a_usage_error(self):
         with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as cm:
