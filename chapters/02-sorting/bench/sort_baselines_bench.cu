@@ -1,12 +1,11 @@
 // Baselines of chapter 2, linked into every sort exercise's benchmark program
-// so that each run measures them beside the exercise:
+// so that each run measures them beside the exercise (the host's std::sort,
+// seconds per run, is registered by 2.7's program only):
 //   cub_merge_sort_keys/int32/<n>                 cub::DeviceMergeSort::SortKeys (2.3, 2.7)
 //   cub_merge_sort_pairs/int32_int32/<n>          cub::DeviceMergeSort::SortPairs (2.7, pairs)
 //   cub_radix_sort_keys/int32/<n>                 cub::DeviceRadixSort::SortKeys (for the lesson)
 //   cub_segmented_sort/int32/<2^24>/<segment>     cub::DeviceSegmentedSort::SortKeys over equal
 //                                                 segments (2.1, 2.2); offsets built once, untimed
-//   std_sort/int32/<n>, std_stable_sort/int32/<n> the host's sorts, one core, wall-clock time
-//                                                 (2^20 and 2^24 only; the copy to the host is untimed)
 //   copy_bandwidth/int32/<n>                      device-to-device copy (the memory ceiling; the
 //                                                 baseline of the merge passes 2.4 to 2.6)
 #include <cub/device/device_merge_sort.cuh>
@@ -96,36 +95,11 @@ void cub_segmented_sort(const int* in, std::size_t n, int* out, std::size_t segm
                                                    offsets + 1, stream));
 }
 
-// The host's sorts on a copy of the same input, timed with the wall clock.
-template <bool kStable>
-void host_sort(benchmark::State& state) {
-  if (!require_device(state)) return;  // the input comes from the device generator
-  const auto n = static_cast<std::size_t>(state.range(0));
-  const std::vector<int> keys = input(n).download();
-  std::vector<int> work(n);
-  for (auto _ : state) {
-    work = keys;  // untimed: restore the unsorted input
-    const auto start = std::chrono::steady_clock::now();
-    if constexpr (kStable) std::stable_sort(work.begin(), work.end());
-    else std::sort(work.begin(), work.end());
-    const auto stop = std::chrono::steady_clock::now();
-    state.SetIterationTime(std::chrono::duration<double>(stop - start).count());
-  }
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(2 * n * sizeof(int)));
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(n));
-  state.counters["n"] = static_cast<double>(n);
-}
-
 const bool registered = [] {
   register_sort("cub_merge_sort_keys", cub_merge_sort_keys);
   register_pairs("cub_merge_sort_pairs", cub_merge_sort_pairs);
   register_sort("cub_radix_sort_keys", cub_radix_sort_keys);
   register_segments("cub_segmented_sort", cub_segmented_sort, ::cudalab::sort::max_segment_bitonic);
-  for (const auto& [name, fn] : {std::pair{"std_sort/int32", &host_sort<false>},
-                                 std::pair{"std_stable_sort/int32", &host_sort<true>}}) {
-    benchmark::RegisterBenchmark(name, fn)->Arg(1 << 20)->Arg(1 << 24)->UseManualTime()->Unit(
-        benchmark::kMillisecond);
-  }
   register_copy_bandwidth<int>("int32", kSizes);
   return true;
 }();
