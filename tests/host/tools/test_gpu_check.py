@@ -200,7 +200,7 @@ class HelpersTest(unittest.TestCase):
             self.assertIn("not run", rep["steps"]["bench"]["summary"])
 
     def test_bad_bench_options_are_usage_errors(self):
-        for extra in (["--bench-repetitions", "0"], ["--bench-programs", "("], ["--bench-min-time", "0"]):
+        for extra in (["--bench-repetitions", "0"], ["--bench-programs", "("], ["--sanitize-programs", "("], ["--bench-min-time", "0"]):
             with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as cm:
                 gc.main(["--out", "/nonexistent/x", *extra])
             self.assertEqual(cm.exception.code, 2)
@@ -258,7 +258,7 @@ print("========= ERROR SUMMARY: 0 errors")
             self.assertNotIn("sum_atomic", trace.read_text())
             caps = {line.split()[3]: line.split()[4] for line in trace.read_text().splitlines()
                     if line.startswith("start")}
-            self.assertEqual(caps, {"memcheck": "4194304", "racecheck": "1048576"})
+            self.assertEqual(caps, {"memcheck": "4194304", "racecheck": "262144"})
 
     def test_bad_step_is_a_usage_error(self):
         with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as cm:
