@@ -18,17 +18,17 @@ namespace cudalab::sssp {
 namespace {
 
 constexpr int kBlock = 256;
-using key_t = unsigned long long;  // (distance << 32) | parent, parent as uint32 (kNoParent: 0xFFFFFFFF)
+using packed_t = unsigned long long;  // (distance << 32) | parent, parent as uint32 (kNoParent: 0xFFFFFFFF)
 
-__host__ __device__ constexpr key_t pack(dist_t d, vertex_t parent) {
-  return (static_cast<key_t>(d) << 32) | static_cast<std::uint32_t>(parent);
+__host__ __device__ constexpr packed_t pack(dist_t d, vertex_t parent) {
+  return (static_cast<packed_t>(d) << 32) | static_cast<std::uint32_t>(parent);
 }
-__device__ __forceinline__ dist_t dist_of(key_t k) { return static_cast<dist_t>(k >> 32); }
+__device__ __forceinline__ dist_t dist_of(packed_t k) { return static_cast<dist_t>(k >> 32); }
 
 // The state every phase kernel needs, passed by value.
 struct State {
   CsrView g;
-  key_t* key;               // n packed (distance, parent)
+  packed_t* key;               // n packed (distance, parent)
   dist_t delta;
   unsigned long long upper; // end of the current bucket: (i + 1) * delta
   vertex_t* next;           // the next light frontier
@@ -46,13 +46,13 @@ struct State {
 
 // Lowers v's distance to nd with parent u, only when nd is strictly smaller;
 // true when it did. The CAS keeps distance and parent consistent.
-__device__ bool relax(key_t* key, vertex_t v, unsigned long long nd, vertex_t u) {
+__device__ bool relax(packed_t* key, vertex_t v, unsigned long long nd, vertex_t u) {
   // BEGIN SOLUTION
   if (nd >= kInfinity) return false;  // beyond the representable range (a precondition)
-  const key_t desired = pack(static_cast<dist_t>(nd), u);
-  key_t old = key[v];  // possibly stale: the CAS corrects it
+  const packed_t desired = pack(static_cast<dist_t>(nd), u);
+  packed_t old = key[v];  // possibly stale: the CAS corrects it
   while (dist_of(old) > nd) {
-    const key_t seen = atomicCAS(key + v, old, desired);
+    const packed_t seen = atomicCAS(key + v, old, desired);
     if (seen == old) return true;
     old = seen;
   }
@@ -130,7 +130,7 @@ __global__ void heavy_kernel(State s, const vertex_t* __restrict__ held, unsigne
 }
 
 // The smallest distance at or above `lower` among the far vertices.
-__global__ void far_min_kernel(const vertex_t* __restrict__ far, unsigned count, const key_t* key,
+__global__ void far_min_kernel(const vertex_t* __restrict__ far, unsigned count, const packed_t* key,
                                unsigned long long lower, unsigned* min_dist) {
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
     const dist_t d = dist_of(key[far[i]]);
@@ -141,7 +141,7 @@ __global__ void far_min_kernel(const vertex_t* __restrict__ far, unsigned count,
 // Splits the far list at the start of the bucket [lower, upper): vertices
 // now below `lower` were settled in an earlier bucket (dropped), those in
 // the bucket form the first frontier, the others stay far.
-__global__ void split_kernel(const vertex_t* __restrict__ far, unsigned count, const key_t* key,
+__global__ void split_kernel(const vertex_t* __restrict__ far, unsigned count, const packed_t* key,
                              unsigned long long lower, unsigned long long upper, unsigned* in_far,
                              vertex_t* frontier, unsigned* frontier_count, unsigned* stamp, unsigned tag,
                              vertex_t* far_out, unsigned* far_out_count) {
@@ -160,16 +160,16 @@ __global__ void split_kernel(const vertex_t* __restrict__ far, unsigned count, c
   }
 }
 
-__global__ void init_kernel(key_t* key, std::size_t n, vertex_t source) {
+__global__ void init_kernel(packed_t* key, std::size_t n, vertex_t source) {
   for (std::size_t v = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; v < n;
        v += static_cast<std::size_t>(gridDim.x) * blockDim.x)
     key[v] = pack(v == static_cast<std::size_t>(source) ? 0 : kInfinity, kNoParent);
 }
 
-__global__ void unpack_kernel(const key_t* key, std::size_t n, dist_t* dist, vertex_t* parent) {
+__global__ void unpack_kernel(const packed_t* key, std::size_t n, dist_t* dist, vertex_t* parent) {
   for (std::size_t v = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; v < n;
        v += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const key_t k = key[v];
+    const packed_t k = key[v];
     dist[v] = dist_of(k);
     parent[v] = dist_of(k) == kInfinity ? kNoParent : static_cast<vertex_t>(static_cast<std::uint32_t>(k));
   }
@@ -187,7 +187,7 @@ Stats delta_stepping(CsrView g, vertex_t source, dist_t delta, dist_t* dist, ver
     return static_cast<unsigned>(std::max<std::size_t>(1, std::min(wave, (count + kBlock - 1) / kBlock)));
   };
 
-  AsyncBuffer<key_t> key(n, stream);
+  AsyncBuffer<packed_t> key(n, stream);
   AsyncBuffer<vertex_t> lists(5 * n, stream);  // frontier, next, far, far_out, settled
   AsyncBuffer<unsigned> marks(3 * n, stream);  // stamp, in_far, settled_stamp
   AsyncBuffer<unsigned> counters(6, stream);   // next, far, far_out, settled, frontier, min

@@ -46,6 +46,7 @@ inline void register_boost_dijkstra(const std::vector<GraphSpec>& graphs) {
       }
       const auto m = static_cast<std::int64_t>(g.csr.num_edges());
       state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * m);
+      state.counters["n"] = static_cast<double>(spec.n);
       state.counters["reached"] = static_cast<double>(reached);
       state.counters["vertices"] = static_cast<double>(g.csr.num_vertices());
       state.counters["edges"] = static_cast<double>(m);
