@@ -163,12 +163,21 @@ inline std::vector<Edge> edges_of(const Csr& g) {
 /// @pre `g` is valid (see Csr::validate).
 /// Work O(n + m).
 inline Csr transpose(const Csr& g) {
-  std::vector<Edge> rev;
-  rev.reserve(g.num_edges());
-  for (std::size_t u = 0; u < g.num_vertices(); ++u)
-    for (offset_t e = g.row_offsets[u]; e < g.row_offsets[u + 1]; ++e)
-      rev.push_back(Edge{g.col_indices[e], static_cast<vertex_t>(u), g.weights[e]});
-  return csr_from_edges(g.num_vertices(), rev);
+  const std::size_t n = g.num_vertices(), m = g.num_edges();
+  Csr t;
+  t.row_offsets.assign(n + 1, 0);
+  for (std::size_t e = 0; e < m; ++e) ++t.row_offsets[static_cast<std::size_t>(g.col_indices[e]) + 1];
+  for (std::size_t v = 0; v < n; ++v) t.row_offsets[v + 1] += t.row_offsets[v];
+  t.col_indices.resize(m);
+  t.weights.resize(m);
+  std::vector<offset_t> next(t.row_offsets.begin(), t.row_offsets.end() - 1);
+  for (std::size_t u = 0; u < n; ++u)
+    for (offset_t e = g.row_offsets[u]; e < g.row_offsets[u + 1]; ++e) {
+      const offset_t at = next[static_cast<std::size_t>(g.col_indices[e])]++;
+      t.col_indices[at] = static_cast<vertex_t>(u);
+      t.weights[at] = g.weights[e];
+    }
+  return t;
 }
 
 /// @brief A graph in ELLPACK form: every row padded to the same width,

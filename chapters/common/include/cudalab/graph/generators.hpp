@@ -173,7 +173,8 @@ inline Csr random_geometric(std::size_t n, double avg_degree, std::uint64_t seed
 /// graph mining", SIAM SDM 2004; Graph 500 benchmark specification.
 /// @param scale       log2 of the vertex count, at most 30
 /// @param edge_factor edges per vertex (the average out-degree)
-/// @param seed        the random stream (edge i uses the draws `bits(seed, i * 32 + level)`)
+/// @param seed        the random stream (edge i draws 16 bits per level from the
+///                    SplitMix64 stream seeded with `bits(seed, i)`)
 /// @param min_weight, max_weight the weight range
 /// @param a, b, c     quadrant probabilities, non-negative, a + b + c ≤ 1
 /// @throws std::invalid_argument on bad parameters or more edges than offset_t holds.
@@ -188,21 +189,24 @@ inline Csr rmat(unsigned scale, std::size_t edge_factor, std::uint64_t seed, wei
   if (edge_factor != 0 && m / edge_factor != n) throw std::invalid_argument("rmat: too many edges");
   if (m > kMaxEdges) throw std::invalid_argument("rmat: " + std::to_string(m) + " edges exceed the maximum");
   const std::uint64_t weight_seed = gen::splitmix64(seed ^ 0x77656967ull);
+  // Quadrant thresholds in units of 2^-16: each level draws 16 random bits
+  // (four levels per 64-bit SplitMix64 output).
+  const auto ta = static_cast<std::uint32_t>(a * 65536.0), tb = static_cast<std::uint32_t>((a + b) * 65536.0),
+             tc = static_cast<std::uint32_t>((a + b + c) * 65536.0);
   std::vector<Edge> edges(m);
   for (std::size_t i = 0; i < m; ++i) {
     std::size_t row = 0, col = 0;
+    std::uint64_t state = gen::bits(seed, i), word = 0;
     for (unsigned level = 0; level < scale; ++level) {
-      const double r = detail::unit_from_bits(gen::bits(seed, i * 32 + level));
+      if (level % 4 == 0) word = gen::splitmix64(state += 0x9E3779B97F4A7C15ull);
+      const auto r = static_cast<std::uint32_t>(word & 0xFFFFu);
+      word >>= 16;
       const std::size_t bit = std::size_t{1} << (scale - 1 - level);
-      if (r < a) {
-      } else if (r < a + b) {
-        col |= bit;
-      } else if (r < a + b + c) {
-        row |= bit;
-      } else {
-        row |= bit;
-        col |= bit;
-      }
+      // Branch-free quadrant: bottom half when r >= a + b; right half in
+      // [a, a + b) and [a + b + c, 1).
+      const std::size_t down = r >= tb, right = static_cast<std::size_t>((r >= ta) ^ (r >= tb) ^ (r >= tc));
+      row |= down * bit;
+      col |= right * bit;
     }
     edges[i] = Edge{static_cast<vertex_t>(row), static_cast<vertex_t>(col),
                     detail::weight_from_bits(gen::bits(weight_seed, i), min_weight, max_weight)};
