@@ -16,13 +16,6 @@ namespace {
 
 constexpr int kBlock = 256;
 
-// dist[v] = 0 for the source, kSignedInfinity elsewhere.
-__global__ void init_kernel(signed_dist_t* dist, std::size_t n, vertex_t source) {
-  for (std::size_t v = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; v < n;
-       v += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-    dist[v] = v == static_cast<std::size_t>(source) ? 0 : kSignedInfinity;
-}
-
 // tails[e] = the u with row_offsets[u] <= e < row_offsets[u + 1] (a binary
 // search per edge: coalesced and balanced, unlike one thread per row).
 __global__ void tails_kernel(const graph::offset_t* row_offsets, std::size_t n, std::size_t m, vertex_t* tails) {
@@ -74,12 +67,8 @@ __global__ void relax_kernel(const vertex_t* __restrict__ tails, const vertex_t*
 Stats bellman_ford_edge_parallel(CsrView g, vertex_t source, signed_dist_t* dist, cudaStream_t stream) {
   detail::check_sssp_arguments("bellman_ford_edge_parallel", g, source, dist, false);
   const std::size_t n = g.num_vertices, m = g.num_edges;
-  const std::size_t wave = static_cast<std::size_t>(sm_count()) * (2048 / kBlock);
-  auto blocks_for = [&](std::size_t count) {
-    return static_cast<unsigned>(std::max<std::size_t>(1, std::min(wave, (count + kBlock - 1) / kBlock)));
-  };
-  init_kernel<<<blocks_for(n), kBlock, 0, stream>>>(dist, n, source);
-  CUDALAB_CHECK_LAUNCH();
+  auto blocks_for = [](std::size_t count) { return detail::grid_for(count, kBlock); };
+  detail::init_distances(dist, n, source, kSignedInfinity, stream);
   AsyncBuffer<vertex_t> tails(m, stream);
   AsyncBuffer<int> flags(2, stream);
   if (m > 0) {

@@ -65,10 +65,7 @@ __global__ void round_kernel(CsrView g, const vertex_t* __restrict__ frontier, u
 Stats bellman_ford_worklist(CsrView g, vertex_t source, signed_dist_t* dist, cudaStream_t stream) {
   detail::check_sssp_arguments("bellman_ford_worklist", g, source, dist, false);
   const std::size_t n = g.num_vertices;
-  const std::size_t wave = static_cast<std::size_t>(sm_count()) * (2048 / kBlock);
-  auto blocks_for = [&](std::size_t count) {
-    return static_cast<unsigned>(std::max<std::size_t>(1, std::min(wave, (count + kBlock - 1) / kBlock)));
-  };
+  auto blocks_for = [](std::size_t count) { return detail::grid_for(count, kBlock); };
   AsyncBuffer<vertex_t> queues(2 * n, stream);
   AsyncBuffer<unsigned> stamp(n, stream);
   AsyncBuffer<unsigned> counter(1, stream);

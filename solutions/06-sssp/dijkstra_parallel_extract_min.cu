@@ -28,12 +28,10 @@ struct Control {
   unsigned settled;
 };
 
-__global__ void init_kernel(dist_t* dist, unsigned char* settled, std::size_t n, vertex_t source, Control* c) {
+__global__ void init_kernel(unsigned char* settled, std::size_t n, Control* c) {
   for (std::size_t v = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; v < n;
-       v += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    dist[v] = v == static_cast<std::size_t>(source) ? 0 : kInfinity;
+       v += static_cast<std::size_t>(gridDim.x) * blockDim.x)
     settled[v] = 0;
-  }
   if (blockIdx.x == 0 && threadIdx.x == 0) *c = Control{{kNone, kNone}, 0u, 0u};
 }
 
@@ -103,11 +101,11 @@ __global__ void settle_relax_kernel(CsrView g, dist_t* dist, unsigned char* sett
 Stats dijkstra_parallel_extract_min(CsrView g, vertex_t source, dist_t* dist, cudaStream_t stream) {
   detail::check_sssp_arguments("dijkstra_parallel_extract_min", g, source, dist, true);
   const std::size_t n = g.num_vertices;
-  const std::size_t wave = static_cast<std::size_t>(sm_count()) * (2048 / kBlock);
-  const auto blocks = static_cast<unsigned>(std::max<std::size_t>(1, std::min(wave, (n + kBlock - 1) / kBlock)));
+  const unsigned blocks = detail::grid_for(n, kBlock);
   AsyncBuffer<unsigned char> settled(n, stream);
   AsyncBuffer<Control> control(1, stream);
-  init_kernel<<<blocks, kBlock, 0, stream>>>(dist, settled.data(), n, source, control.data());
+  detail::init_distances(dist, n, source, kInfinity, stream);
+  init_kernel<<<blocks, kBlock, 0, stream>>>(settled.data(), n, control.data());
   CUDALAB_CHECK_LAUNCH();
   // At most n steps; every kCheckEvery steps the host looks at `done`, so
   // at most kCheckEvery - 1 empty steps follow the last vertex.

@@ -3,13 +3,8 @@
 // row: entry k of row v is at k * n + v, so a warp reads 32 consecutive words.
 // Lesson: chapters/06-sssp/README.md, "6.6".
 // Grade:  tools/grade 6.6      Hints: tools/grade --hint 6.6
-#include <algorithm>
 #include <cstddef>
-#include <cstdint>
-#include <utility>
 
-#include "cudalab/async_buffer.cuh"
-#include "cudalab/device.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/sssp.cuh"
 
@@ -17,12 +12,6 @@ namespace cudalab::sssp {
 namespace {
 
 constexpr int kBlock = 256;
-
-__global__ void init_kernel(signed_dist_t* dist, std::size_t n, vertex_t source) {
-  for (std::size_t v = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; v < n;
-       v += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-    dist[v] = v == static_cast<std::size_t>(source) ? 0 : kSignedInfinity;
-}
 
 // y = x ⊕ (A ⊗ x) over (min, +), A in ELL: y[v] = min(x[v], min over the
 // row's entries u (padding skipped) of x[u] + w). flags as in 6.5.
@@ -62,37 +51,14 @@ __global__ void spmv_kernel(EllView t, const signed_dist_t* __restrict__ x, sign
 
 Stats spmv_bellman_ford_ell(EllView t, vertex_t source, signed_dist_t* dist, cudaStream_t stream) {
   detail::check_sssp_arguments("spmv_bellman_ford_ell", t, source, dist);
-  const std::size_t n = t.num_rows;
-  const std::size_t wave = static_cast<std::size_t>(sm_count()) * (2048 / kBlock);
-  const auto blocks = static_cast<unsigned>(std::max<std::size_t>(1, std::min(wave, (n + kBlock - 1) / kBlock)));
-  AsyncBuffer<signed_dist_t> other(n, stream);
-  AsyncBuffer<int> flags(2, stream);
-  init_kernel<<<blocks, kBlock, 0, stream>>>(dist, n, source);
-  CUDALAB_CHECK_LAUNCH();
-  signed_dist_t* x = dist;
-  signed_dist_t* y = other.data();
-  Stats stats;
-  for (std::uint64_t iteration = 1;; ++iteration) {
-    flags.fill_bytes(0);
-    spmv_kernel<<<blocks, kBlock, 0, stream>>>(t, x, y, flags.data());
-    CUDALAB_CHECK_LAUNCH();
-    int host[2] = {0, 0};
-    CUDALAB_CHECK(cudaMemcpyAsync(host, flags.data(), sizeof(host), cudaMemcpyDeviceToHost, stream));
-    CUDALAB_CHECK(cudaStreamSynchronize(stream));
-    stats.iterations = iteration;
-    std::swap(x, y);  // x: the newest vector
-    // Product k gives the shortest paths of at most k edges: without a
-    // negative cycle product n changes nothing.
-    if (host[1] != 0 || (host[0] != 0 && iteration >= n)) {
-      stats.negative_cycle = true;
-      break;
-    }
-    if (host[0] == 0) break;
-  }
-  if (x != dist)
-    CUDALAB_CHECK(cudaMemcpyAsync(dist, x, n * sizeof(signed_dist_t), cudaMemcpyDeviceToDevice, stream));
-  CUDALAB_CHECK(cudaStreamSynchronize(stream));
-  return stats;
+  const unsigned blocks = detail::grid_for(t.num_rows, kBlock);
+  // Products until nothing changes: detail::iterate_min_plus_products
+  // (sssp.cuh), the same loop for 6.5 and 6.6.
+  return detail::iterate_min_plus_products(t.num_rows, source, dist, stream,
+                                           [&](const signed_dist_t* x, signed_dist_t* y, int* flags) {
+                                             spmv_kernel<<<blocks, kBlock, 0, stream>>>(t, x, y, flags);
+                                             CUDALAB_CHECK_LAUNCH();
+                                           });
 }
 
 }  // namespace cudalab::sssp

@@ -142,10 +142,7 @@ Stats delta_stepping(CsrView g, vertex_t source, dist_t delta, dist_t* dist, ver
   require_pointer("delta_stepping", "parent", parent, g.num_vertices);
   if (delta == 0) throw std::invalid_argument("delta_stepping: delta must be at least 1");
   const std::size_t n = g.num_vertices;
-  const std::size_t wave = static_cast<std::size_t>(sm_count()) * (2048 / kBlock);
-  auto blocks_for = [&](std::size_t count) {
-    return static_cast<unsigned>(std::max<std::size_t>(1, std::min(wave, (count + kBlock - 1) / kBlock)));
-  };
+  auto blocks_for = [](std::size_t count) { return detail::grid_for(count, kBlock); };
 
   AsyncBuffer<packed_t> key(n, stream);
   AsyncBuffer<vertex_t> lists(5 * n, stream);  // frontier, next, far, far_out, settled

@@ -52,13 +52,18 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "cudalab/args.hpp"
+#include "cudalab/async_buffer.cuh"
+#include "cudalab/device.cuh"
+#include "cudalab/error.cuh"
 #include "cudalab/graph/csr.cuh"
 
 namespace cudalab::sssp {
@@ -249,6 +254,65 @@ inline void check_sssp_arguments(const char* fn, const EllView& g, vertex_t sour
   require_pointer(fn, "graph.col_indices", g.col_indices, g.num_rows * g.width);
   require_pointer(fn, "graph.weights", g.weights, g.num_rows * g.width);
   require_pointer(fn, "dist", dist, g.num_rows);
+}
+
+/// Blocks of `block` threads for a grid-stride loop over `count` items: at
+/// most enough to fill the GPU once, at least one.
+inline unsigned grid_for(std::size_t count, int block) {
+  const std::size_t wave = static_cast<std::size_t>(sm_count()) * static_cast<std::size_t>(2048 / block);
+  return static_cast<unsigned>(std::max<std::size_t>(1, std::min(wave, (count + block - 1) / block)));
+}
+
+/// dist[v] = `zero` at the source, `infinity` elsewhere.
+template <class D>
+__global__ void init_distances_kernel(D* dist, std::size_t n, vertex_t source, D zero, D infinity) {
+  for (std::size_t v = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; v < n;
+       v += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    dist[v] = v == static_cast<std::size_t>(source) ? zero : infinity;
+}
+
+/// Fills `dist` (n entries) as init_distances_kernel does, on `stream`.
+template <class D>
+void init_distances(D* dist, std::size_t n, vertex_t source, D infinity, cudaStream_t stream) {
+  constexpr int kBlock = 256;
+  init_distances_kernel<D><<<grid_for(n, kBlock), kBlock, 0, stream>>>(dist, n, source, D{0}, infinity);
+  CUDALAB_CHECK_LAUNCH();
+}
+
+/// The Jacobi iteration of 6.5 and 6.6: x = the initial distances (in
+/// `dist`), then `product(x, y, flags)` enqueues y = x ⊕ (A ⊗ x) (flags[0]:
+/// y differs from x; flags[1]: a sum was clamped) until nothing changes, or
+/// a negative cycle shows (a change in product n, or a clamp). The last
+/// vector ends in `dist`. Waits for the stream.
+template <class Product>
+Stats iterate_min_plus_products(std::size_t n, vertex_t source, signed_dist_t* dist, cudaStream_t stream,
+                                Product&& product) {
+  AsyncBuffer<signed_dist_t> other(n, stream);
+  AsyncBuffer<int> flags(2, stream);
+  init_distances(dist, n, source, kSignedInfinity, stream);
+  signed_dist_t* x = dist;
+  signed_dist_t* y = other.data();
+  Stats stats;
+  for (std::uint64_t iteration = 1;; ++iteration) {
+    flags.fill_bytes(0);
+    product(static_cast<const signed_dist_t*>(x), y, flags.data());
+    int host[2] = {0, 0};
+    CUDALAB_CHECK(cudaMemcpyAsync(host, flags.data(), sizeof(host), cudaMemcpyDeviceToHost, stream));
+    CUDALAB_CHECK(cudaStreamSynchronize(stream));
+    stats.iterations = iteration;
+    std::swap(x, y);  // x: the newest vector
+    // Product k gives the shortest paths of at most k edges: without a
+    // negative cycle product n changes nothing.
+    if (host[1] != 0 || (host[0] != 0 && iteration >= n)) {
+      stats.negative_cycle = true;
+      break;
+    }
+    if (host[0] == 0) break;
+  }
+  if (x != dist)
+    CUDALAB_CHECK(cudaMemcpyAsync(dist, x, n * sizeof(signed_dist_t), cudaMemcpyDeviceToDevice, stream));
+  CUDALAB_CHECK(cudaStreamSynchronize(stream));
+  return stats;
 }
 
 }  // namespace detail
