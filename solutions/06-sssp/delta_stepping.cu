@@ -213,12 +213,14 @@ Stats delta_stepping(CsrView g, vertex_t source, dist_t delta, dist_t* dist, ver
   Stats stats;
   // BEGIN SOLUTION
   unsigned far_count = 1;
-  auto read = [&](const unsigned* device) {
-    unsigned host = 0;
-    CUDALAB_CHECK(cudaMemcpyAsync(&host, device, sizeof(unsigned), cudaMemcpyDeviceToHost, stream));
+  // One copy brings all six counters (one round trip per phase); value(c)
+  // is counter c as of the last copy.
+  unsigned host[6] = {};
+  auto read_all = [&] {
+    CUDALAB_CHECK(cudaMemcpyAsync(host, counters.data(), sizeof(host), cudaMemcpyDeviceToHost, stream));
     CUDALAB_CHECK(cudaStreamSynchronize(stream));
-    return host;
   };
+  auto value = [&](const unsigned* c) { return host[c - counters.data()]; };
   unsigned tag = 0;
   unsigned long long lower = 0;
   while (far_count > 0) {
@@ -226,7 +228,8 @@ Stats delta_stepping(CsrView g, vertex_t source, dist_t delta, dist_t* dist, ver
     CUDALAB_CHECK(cudaMemsetAsync(c_min, 0xFF, sizeof(unsigned), stream));
     far_min_kernel<<<blocks_for(far_count), kBlock, 0, stream>>>(far, far_count, key.data(), lower, c_min);
     CUDALAB_CHECK_LAUNCH();
-    const dist_t smallest = read(c_min);
+    read_all();
+    const dist_t smallest = value(c_min);
     if (smallest == kInfinity) break;  // every far entry was settled already
     const unsigned long long upper = (static_cast<unsigned long long>(smallest) / delta + 1) * delta;
     ++stats.buckets;
@@ -237,7 +240,8 @@ Stats delta_stepping(CsrView g, vertex_t source, dist_t delta, dist_t* dist, ver
     CUDALAB_CHECK_LAUNCH();
     std::swap(far, far_out);
     std::swap(c_far, c_far_out);  // later pushes append to the kept far vertices
-    unsigned count = read(c_frontier);
+    read_all();
+    unsigned count = value(c_frontier);
     State s{g,      key.data(), delta,   upper,     next,    c_next,   stamp,
             0,      far,        c_far,   in_far,    settled, c_settled, settled_stamp,
             static_cast<unsigned>(stats.buckets)};
@@ -250,23 +254,25 @@ Stats delta_stepping(CsrView g, vertex_t source, dist_t delta, dist_t* dist, ver
         light_kernel<<<blocks_for(count), kBlock, 0, stream>>>(s, frontier, count);
         CUDALAB_CHECK_LAUNCH();
         ++stats.iterations;
-        count = read(c_next);
+        read_all();
+        count = value(c_next);
         std::swap(frontier, next);
       }
       // One heavy phase over every vertex the bucket held.
-      const unsigned held = read(c_settled);
+      const unsigned held = value(c_settled);  // current: read after the last light phase
       s.next = next;
       s.tag = ++tag;
       CUDALAB_CHECK(cudaMemsetAsync(c_next, 0, sizeof(unsigned), stream));
       heavy_kernel<<<blocks_for(held), kBlock, 0, stream>>>(s, settled, held);
       CUDALAB_CHECK_LAUNCH();
       ++stats.iterations;
-      count = read(c_next);  // 0: heavy edges always leave the bucket
+      read_all();
+      count = value(c_next);  // 0: heavy edges always leave the bucket
       std::swap(frontier, next);
       if (count == 0) break;
     }
     CUDALAB_CHECK(cudaMemsetAsync(c_settled, 0, sizeof(unsigned), stream));
-    far_count = read(c_far);
+    far_count = value(c_far);  // current: read after the heavy phase
     lower = upper;
   }
   // STARTER:

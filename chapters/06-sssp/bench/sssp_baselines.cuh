@@ -27,7 +27,8 @@ inline void register_boost_dijkstra(const std::vector<GraphSpec>& graphs) {
       const BenchGraph& g = bench_graph(spec.name, spec.n);
 #ifdef CUDALAB_HAVE_BOOST_GRAPH
       static std::map<std::string, std::unique_ptr<graph::BoostGraph>> cache;
-      auto& bg = cache[spec.name + "/" + std::to_string(spec.n)];
+      const std::string key = spec.name + "/" + std::to_string(spec.n);
+      auto& bg = cache[key];
       if (!bg) bg = std::make_unique<graph::BoostGraph>(g.csr);
       auto search = [&] { return bg->distances(g.source); };
       state.SetLabel("Boost.Graph dijkstra_shortest_paths, 1 core; " + g.label);

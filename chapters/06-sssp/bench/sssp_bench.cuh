@@ -106,7 +106,8 @@ inline BenchGraph make_graph(const std::string& name, std::size_t n) {
 /// The graph `name`/`n`, built on first use and kept for the program's life.
 inline const BenchGraph& bench_graph(const std::string& name, std::size_t n) {
   static std::map<std::string, std::unique_ptr<BenchGraph>> cache;
-  auto& slot = cache[name + "/" + std::to_string(n)];
+  const std::string key = name + "/" + std::to_string(n);  // a named key: no temporary bound (GCC 13)
+  auto& slot = cache[key];
   if (!slot) slot = std::make_unique<BenchGraph>(make_graph(name, n));
   return *slot;
 }
