@@ -80,7 +80,11 @@ class ManifestTest(unittest.TestCase):
                         self.assertIsInstance(perf[key], kind, f"perf.{key}")
                         self.assertNotIsInstance(perf[key], bool)
                     self.assertGreater(perf["ratio"], 0)
-                    self.assertLessEqual(perf["ratio"], 2)
+                    # Against a GPU library (CUB) a target above 2 is a typo; against a
+                    # one-core CPU baseline (chapter 6: Boost.Graph's Dijkstra) the
+                    # issue's targets are 10x to 30x.
+                    cpu_baseline = perf.get("baseline", "").startswith("boost_")
+                    self.assertLessEqual(perf["ratio"], 100 if cpu_baseline else 2)
                     self.assertGreaterEqual(perf["points"], 0)
                     self.assertTrue(perf["benchmark"].startswith(ex["slug"] + "/"),
                                     f"benchmark {perf['benchmark']} does not start with {ex['slug']}/")
