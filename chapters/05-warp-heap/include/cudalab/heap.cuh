@@ -1,8 +1,9 @@
 /// @file heap.cuh
-/// @brief Chapter 5, exercises 5.1 to 5.3: a priority queue that one warp owns
+/// @brief Chapter 5, exercises 5.1 to 5.4: a priority queue that one warp owns
 ///        and operates together, after the design of the cupq library
 ///        (P. G. Crosetto, "cupq: a CUDA priority queue for Dijkstra and A*",
-///        https://github.com/crosetto/cupq, 2019).
+///        https://github.com/crosetto/cupq, 2019), and many-to-many shortest
+///        paths with one such heap per source.
 ///
 /// **Entries and their order.** An entry is a (key, value) pair: a `float`
 /// key and an `int` value. Entries are ordered by key, and entries of equal
@@ -50,8 +51,10 @@
 #include "cudalab/args.hpp"
 #include "cudalab/device_buffer.cuh"
 #include "cudalab/error.cuh"
+#include "cudalab/graph/csr.cuh"
+#include "cudalab/graph/dijkstra_reference.hpp"
 
-/// @brief Warp-cooperative priority queues (chapter 5, exercises 5.1 to 5.3).
+/// @brief Warp-cooperative priority queues (chapter 5, exercises 5.1 to 5.4).
 namespace cudalab::heap {
 
 /// @brief Entries per node: one per lane of a warp.
@@ -70,6 +73,8 @@ inline constexpr unsigned kOverflow = 1u;
 inline constexpr unsigned kUnderflow = 2u;
 /// @brief Flag bit: a push of a NaN or +infinity key was refused (dropped).
 inline constexpr unsigned kInvalidKey = 4u;
+/// @brief Flag bit (5.4): a source or a target vertex id is outside [0, n).
+inline constexpr unsigned kInvalidVertex = 8u;
 
 /// @brief The key a pop of an empty heap returns, and the top key of an empty heap: +infinity.
 inline constexpr float kEmptyKey = std::numeric_limits<float>::infinity();
@@ -258,6 +263,59 @@ void min_child(const float* top_keys, const int* top_values, std::size_t node_co
 /// optimal parallel priority queue", J. Supercomputing 6, 1992).
 void warp_heap(HeapStorageView storage, const HeapOp* ops, std::size_t ops_per_heap, std::size_t n_heaps,
                HeapStep* steps, cudaStream_t stream = nullptr);
+
+/// @brief Exercise 5.4: many-to-many shortest paths. Dijkstra's algorithm
+///        from each of `n_sources` sources, one warp per source, each with its
+///        own warp heap, over one shared CSR graph.
+///
+/// A warp settles its source's vertices in order of distance: it pops the
+/// closest pending (distance, vertex) entry, skips it when it is stale (its
+/// key is above the vertex's current distance: a shorter path was found
+/// after it was pushed), else relaxes the vertex's out-edges with one lane
+/// per edge and pushes every vertex whose distance improved (lazy deletion:
+/// no decrease-key). Heap keys are `float(distance)`, the exact distance is
+/// kept in a 64-bit row per source; since the check above compares with the
+/// exact distance, the result is exact even where floats round (beyond
+/// 2^24 the order of pops is merely approximate, which costs extra pops).
+///
+/// The launch runs W = min(storage.heaps, n_sources) warps; warp w handles
+/// the sources w, w + W, w + 2W, ... with heap w of `storage`.
+/// - **All distances** (targets null): `distances[s · n + v]` receives the
+///   distance from `sources[s]` to v, kUnreachable where there is no path;
+///   the row itself is the warp's working array.
+/// - **A target list**: `distances[s · n_targets + t]` receives the distance
+///   from `sources[s]` to `targets[t]`; the warp works in
+///   `scratch[w · n .. (w + 1) · n)`.
+///
+/// `flags[s]` receives the flags of source s: kOverflow when its heap was
+/// full once (a relaxation was lost: the row may be wrong; give the heap more
+/// capacity), kInvalidVertex when `sources[s]` or a target is outside
+/// [0, n) (its distances are kUnreachable).
+/// @param graph      the graph (device view); weights must be ≥ 0
+/// @param sources    device pointer to n_sources vertex ids
+/// @param n_sources  number of sources, 0 ≤ n_sources ≤ max_items
+/// @param targets    device pointer to n_targets vertex ids, or null for all vertices
+/// @param n_targets  number of targets (ignored when targets is null)
+/// @param distances  device pointer to n_sources · n (or n_sources · n_targets) outputs
+/// @param flags      device pointer to n_sources outputs
+/// @param storage    the warps' heaps: storage.heaps ≥ 1 when n_sources > 0
+/// @param scratch    device pointer to min(storage.heaps, n_sources) · n distances;
+///                   only read when targets is not null (may be null otherwise)
+/// @param stream     the stream to run on; asynchronous
+/// @throws std::invalid_argument when the graph has a negative weight, a
+///         pointer is null although needed, storage.heaps is 0 with sources
+///         to run, storage.capacity_nodes exceeds max_capacity_nodes, or a
+///         count exceeds max_items; nothing is launched then.
+/// @throws cudalab::CudaError when a CUDA call or a launch fails.
+/// Work per source O((n + m) log_32(heap size)) node operations; the sources
+/// run in parallel, one per warp. Shared memory 8 · capacity_nodes bytes
+/// per warp. Source: E. W. Dijkstra, "A note on two problems in connexion
+/// with graphs", Numerische Mathematik 1, 1959; the one-warp-per-source
+/// scheme of cupq's Dijkstra solver (Crosetto, 2019).
+void dijkstra_warp_heap(graph::CsrView graph, const graph::vertex_t* sources, std::size_t n_sources,
+                        const graph::vertex_t* targets, std::size_t n_targets, graph::dist64_t* distances,
+                        unsigned* flags, HeapStorageView storage, graph::dist64_t* scratch,
+                        cudaStream_t stream = nullptr);
 
 namespace detail {
 /// @brief The checks of a storage view shared by the launchers of 5.3 and 5.4.
