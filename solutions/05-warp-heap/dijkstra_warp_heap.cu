@@ -17,8 +17,7 @@ using graph::offset_t;
 using graph::vertex_t;
 
 constexpr unsigned kFullMask = 0xffffffffu;
-constexpr int kMaxWarpsPerBlock = 4;
-constexpr std::size_t kTopsBytesPerBlock = 32 * 1024;  // shared memory for cached tops, per block
+constexpr int kMaxWarpsPerBlock = 4;  // heaps per block, fewer for large capacities (detail::heap_launch)
 
 // BEGIN SOLUTION
 __device__ __forceinline__ Entry shfl_entry(const Entry& e, int src) {
@@ -334,11 +333,7 @@ void dijkstra_warp_heap(graph::CsrView graph, const vertex_t* sources, std::size
   const std::size_t n_warps = std::min(storage.heaps, n_sources);
   detail::check_storage(f, storage, n_warps);
   if (targets != nullptr) require_pointer(f, "scratch", scratch, n_warps * n);
-  const std::size_t tops_bytes = storage.capacity_nodes * (sizeof(float) + sizeof(int));
-  const int warps = tops_bytes == 0 ? kMaxWarpsPerBlock
-                                    : static_cast<int>(std::clamp<std::size_t>(kTopsBytesPerBlock / tops_bytes, 1,
-                                                                               kMaxWarpsPerBlock));
-  const std::size_t shared = static_cast<std::size_t>(warps) * tops_bytes;
+  const auto [warps, shared] = detail::heap_launch(storage.capacity_nodes, kMaxWarpsPerBlock);
   if (shared > 48 * 1024)
     CUDALAB_CHECK(cudaFuncSetAttribute(dijkstra_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        static_cast<int>(shared)));

@@ -11,8 +11,7 @@ namespace cudalab::heap {
 namespace {
 
 constexpr unsigned kFullMask = 0xffffffffu;
-constexpr int kMaxWarpsPerBlock = 8;
-constexpr std::size_t kTopsBytesPerBlock = 32 * 1024;  // shared memory for cached tops, per block (up to 8 warps)
+constexpr int kMaxWarpsPerBlock = 8;  // heaps per block, fewer for large capacities (detail::heap_launch)
 
 __device__ __forceinline__ Entry shfl_entry(const Entry& e, int src) {
   return {__shfl_sync(kFullMask, e.key, src), __shfl_sync(kFullMask, e.value, src)};
@@ -142,11 +141,7 @@ void warp_heap(HeapStorageView storage, const HeapOp* ops, std::size_t ops_per_h
   require_pointer(f, "steps", steps, total);
   detail::check_storage(f, storage, n_heaps);
   if (total == 0) return;
-  const std::size_t tops_bytes = storage.capacity_nodes * (sizeof(float) + sizeof(int));
-  const int warps = tops_bytes == 0 ? kMaxWarpsPerBlock
-                                    : static_cast<int>(std::clamp<std::size_t>(kTopsBytesPerBlock / tops_bytes, 1,
-                                                                               kMaxWarpsPerBlock));
-  const std::size_t shared = static_cast<std::size_t>(warps) * tops_bytes;
+  const auto [warps, shared] = detail::heap_launch(storage.capacity_nodes, kMaxWarpsPerBlock);
   if (shared > 48 * 1024)
     CUDALAB_CHECK(cudaFuncSetAttribute(warp_heap_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        static_cast<int>(shared)));

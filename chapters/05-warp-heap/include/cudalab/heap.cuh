@@ -41,6 +41,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
@@ -330,6 +331,23 @@ inline void check_storage(const char* function, const HeapStorageView& s, std::s
                                 " heaps, " + std::to_string(heaps_needed) + " are needed");
   require_pointer(function, "storage.keys", s.keys, heaps_needed * s.capacity_nodes);
   require_pointer(function, "storage.values", s.values, heaps_needed * s.capacity_nodes);
+}
+
+/// @brief The block shape of a kernel that runs one warp heap per warp.
+struct HeapLaunch {
+  int warps;                 ///< warps (heaps) per block
+  std::size_t shared_bytes;  ///< dynamic shared memory per block: the cached tops of its heaps
+};
+
+/// @brief Warps per block such that the blocks' cached tops (8 bytes per
+///        node and heap) take at most 32 KiB, between 1 and `max_warps`; a
+///        single heap of more than 4096 nodes takes more (up to 64 KiB, which
+///        the launcher must allow with cudaFuncAttributeMaxDynamicSharedMemorySize).
+inline HeapLaunch heap_launch(std::size_t capacity_nodes, int max_warps) {
+  const std::size_t tops_bytes = capacity_nodes * (sizeof(float) + sizeof(int));
+  const std::size_t fit = tops_bytes == 0 ? static_cast<std::size_t>(max_warps) : (32 * 1024) / tops_bytes;
+  const int warps = static_cast<int>(std::clamp<std::size_t>(fit, 1, static_cast<std::size_t>(max_warps)));
+  return {warps, static_cast<std::size_t>(warps) * tops_bytes};
 }
 }  // namespace detail
 
