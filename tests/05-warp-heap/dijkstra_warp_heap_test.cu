@@ -85,6 +85,11 @@ std::size_t safe_capacity(const Csr& g) {
   return std::min<std::size_t>(cudalab::heap::max_capacity_nodes, (g.num_edges() + 1 + 31) / 32);
 }
 
+/// The size a test reports to CUDALAB_SKIP_IF_ABOVE_MAX_N: sources x
+/// vertices x 32 lanes, so sanitizer runs (CUDALAB_MAX_N = 2^22) keep the
+/// small graphs and skip the long searches.
+std::size_t lane_work(const Csr& g, std::size_t sources) { return g.num_vertices() * sources * 32; }
+
 class HeapDijkstraWarpHeap : public cudalab::test::GpuTest {};
 
 // A road-like grid (69 % of the streets kept: some vertices cut off), more
@@ -96,6 +101,7 @@ TEST_F(HeapDijkstraWarpHeap, GridAllDistances) {
   sources.push_back(0);
   sources.push_back(static_cast<vertex_t>(g.num_vertices() - 1));
   sources.push_back(sources[3]);  // a duplicate source
+  CUDALAB_SKIP_IF_ABOVE_MAX_N(lane_work(g, sources.size()));
   const Result res = run(g, sources, nullptr, 8, safe_capacity(g));
   check(g, sources, nullptr, res,
         cudalab::test::context(kExercise, g.num_vertices(), r.seed) + "grid 37 x 41, 43 sources, 8 warps: ");
@@ -106,6 +112,7 @@ TEST_F(HeapDijkstraWarpHeap, FullMeshOneWarpPerSource) {
   const Random r{cudalab::test::seed()};
   const Csr g = cudalab::graph::grid_2d(64, 64, r.seed, 1, 100);
   const auto sources = random_vertices(r, 100, g.num_vertices(), 2);
+  CUDALAB_SKIP_IF_ABOVE_MAX_N(lane_work(g, sources.size()));
   const Result res = run(g, sources, nullptr, sources.size(), safe_capacity(g));
   check(g, sources, nullptr, res,
         cudalab::test::context(kExercise, g.num_vertices(), r.seed) + "mesh 64 x 64, 100 sources: ");
@@ -115,8 +122,9 @@ TEST_F(HeapDijkstraWarpHeap, FullMeshOneWarpPerSource) {
 // themselves among the targets).
 TEST_F(HeapDijkstraWarpHeap, RandomGeometricTargets) {
   const Random r{cudalab::test::seed()};
-  const Csr g = cudalab::graph::random_geometric(5000, 6.0, r.seed);
+  const Csr g = cudalab::graph::random_geometric(3000, 6.0, r.seed);
   const auto sources = random_vertices(r, 33, g.num_vertices(), 3);
+  CUDALAB_SKIP_IF_ABOVE_MAX_N(lane_work(g, sources.size()));
   auto targets = random_vertices(r, 200, g.num_vertices(), 4);
   targets.insert(targets.end(), sources.begin(), sources.begin() + 5);
   targets.push_back(targets[0]);
@@ -188,7 +196,7 @@ TEST_F(HeapDijkstraWarpHeap, InvalidVerticesAreFlagged) {
 TEST_F(HeapDijkstraWarpHeap, NewYorkRoadGraph) {
   const std::optional<std::string> path = cudalab::graph::find_data_file("USA-road-d.NY.gr");
   if (!path) GTEST_SKIP() << "USA-road-d.NY.gr is not in CUDALAB_DATA_DIR (run tools/fetch-data NY)";
-  CUDALAB_SKIP_IF_ABOVE_MAX_N(std::size_t{264346});
+  CUDALAB_SKIP_IF_ABOVE_MAX_N(std::size_t{264346} * 4 * 32);
   const Csr g = cudalab::graph::load_dimacs_gr(*path);
   const Random r{cudalab::test::seed()};
   const auto sources = random_vertices(r, 4, g.num_vertices(), 5);

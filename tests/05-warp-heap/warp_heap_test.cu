@@ -100,6 +100,11 @@ std::vector<HeapOp> fill_then_drain(const Random& r, std::uint64_t stream, std::
   return s;
 }
 
+/// The size a test reports to CUDALAB_SKIP_IF_ABOVE_MAX_N: lane operations
+/// (32 per heap operation), so sanitizer runs (CUDALAB_MAX_N = 2^22) keep
+/// the cases of up to about 131,000 operations and skip the long ones.
+std::size_t lane_ops(std::size_t heaps, std::size_t ops_per_heap) { return heaps * ops_per_heap * kW; }
+
 class HeapWarpHeap : public cudalab::test::GpuTestWithParam<std::size_t> {};
 
 // Heaps of n entries (1, 31, 32, 33, 1024, 32 * 33 + 1, and one that opens
@@ -107,9 +112,9 @@ class HeapWarpHeap : public cudalab::test::GpuTestWithParam<std::size_t> {};
 // is exactly what n needs, so the last node of the full heap may be partial.
 TEST_P(HeapWarpHeap, FillThenDrain) {
   const std::size_t n = GetParam();
-  CUDALAB_SKIP_IF_ABOVE_MAX_N(n);
-  const Random r{cudalab::test::seed()};
   const std::size_t heaps = n > 2000 ? 5 : 37;  // 37: several blocks, a partial last block
+  CUDALAB_SKIP_IF_ABOVE_MAX_N(lane_ops(heaps, 2 * n + 1));
+  const Random r{cudalab::test::seed()};
   const std::size_t capacity = (n + kW - 1) / kW;
   for (const std::uint64_t span : {0ull, 3ull}) {
     std::vector<std::vector<HeapOp>> scripts;
@@ -131,8 +136,9 @@ class HeapWarpHeapCases : public cudalab::test::GpuTest {};
 // Random interleavings of push and pop (55 % pushes, so the heap grows past
 // its capacity of 4 nodes, 128 entries), keys with many duplicates.
 TEST_F(HeapWarpHeapCases, RandomInterleavedWithDuplicatesAndOverflow) {
+  const std::size_t heaps = 16, len = 6000, capacity = 4;  // 128 entries: overflows happen
+  CUDALAB_SKIP_IF_ABOVE_MAX_N(lane_ops(heaps, len));
   const Random r{cudalab::test::seed()};
-  const std::size_t heaps = 64, len = 6000, capacity = 4;  // 128 entries: overflows happen
   for (const std::uint64_t span : {0ull, 16ull, 1ull}) {
     std::vector<std::vector<HeapOp>> scripts(heaps);
     for (std::size_t h = 0; h < heaps; ++h)
@@ -152,8 +158,9 @@ TEST_F(HeapWarpHeapCases, RandomInterleavedWithDuplicatesAndOverflow) {
 
 // Larger heaps with a random walk of the size, and many warps.
 TEST_F(HeapWarpHeapCases, RandomInterleavedManyHeaps) {
-  const Random r{cudalab::test::seed()};
   const std::size_t heaps = 300, len = 8000, capacity = 100;
+  CUDALAB_SKIP_IF_ABOVE_MAX_N(lane_ops(heaps, len));
+  const Random r{cudalab::test::seed()};
   std::vector<std::vector<HeapOp>> scripts(heaps);
   for (std::size_t h = 0; h < heaps; ++h)
     for (std::size_t i = 0; i < len; ++i) {
@@ -171,6 +178,7 @@ TEST_F(HeapWarpHeapCases, RandomInterleavedManyHeaps) {
 // entries all identical.
 TEST_F(HeapWarpHeapCases, AdversarialOrders) {
   const std::size_t n = 3000;
+  CUDALAB_SKIP_IF_ABOVE_MAX_N(lane_ops(4, 2 * n + 1));
   std::vector<std::vector<HeapOp>> scripts(4);
   for (std::size_t i = 0; i < n; ++i) {
     const auto fi = static_cast<float>(i);
