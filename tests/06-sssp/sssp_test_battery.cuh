@@ -134,10 +134,22 @@ inline graph::EllView raw_ell_view(const RawArgs& a) {
 
 inline std::string show(dist64_t d) { return d == kUnreachable ? std::string("unreachable") : std::to_string(d); }
 
+/// The size a case reports to CUDALAB_SKIP_IF_ABOVE_MAX_N when its run takes
+/// many sequential rounds (each one or more launches and a host round trip):
+/// vertices x rounds. Sanitizer runs (CUDALAB_MAX_N = 2^22 for memcheck, 2^20
+/// for racecheck) pay per launch, so they keep the short cases and skip the
+/// long ones (3000 sweeps on a chain, 6.1's n steps of n work); plain runs
+/// (no CUDALAB_MAX_N) run everything.
+inline std::size_t round_work(std::size_t vertices, std::size_t rounds) { return vertices * rounds; }
+
 /// Runs the exercise on `g` from `source` and compares with the CPU
 /// reference (Dijkstra; Bellman-Ford when a weight is negative); checks the
-/// parent tree when the exercise writes one.
+/// parent tree when the exercise writes one. An exercise with a vertex limit
+/// (6.1: one vertex settled per step, each step two launches over all n
+/// vertices) reports n x n to CUDALAB_SKIP_IF_ABOVE_MAX_N.
 inline void check_graph(const Spec& spec, const Csr& g, vertex_t source, std::uint64_t s, const std::string& what) {
+  if (spec.max_vertices != std::numeric_limits<std::size_t>::max())
+    CUDALAB_SKIP_IF_ABOVE_MAX_N(round_work(g.num_vertices(), g.num_vertices()));
   const std::string ctx = context(spec.exercise, g.num_vertices(), s) + what + " (n = " +
                           std::to_string(g.num_vertices()) + ", m = " + std::to_string(g.num_edges()) +
                           ", source " + std::to_string(source) + "): ";
@@ -220,6 +232,7 @@ inline void run_case(const Spec& spec, const std::string& which, std::uint64_t s
   } else if (which == "no_edges") {
     check_graph(spec, csr_from_edges(1000, {}), 17, s, "1000 vertices and no edges");
   } else if (which == "chain") {
+    CUDALAB_SKIP_IF_ABOVE_MAX_N(round_work(3000, 3000));  // up to 3000 sweeps, products, steps or buckets
     std::vector<Edge> edges;
     const auto w = gen::uniform_int<weight_t>(3000, s, 0, 1000);
     for (vertex_t v = 0; v + 1 < 3000; ++v) edges.push_back(Edge{v, v + 1, w[static_cast<std::size_t>(v)]});
@@ -347,6 +360,8 @@ void expect_invalid(const Spec& spec, F&& call, const std::string& what) {
                                                  "a self loop of weight -1");                                  \
     ::cudalab::test::sssp::expect_negative_cycle(spec(), ::cudalab::graph::csr_from_edges(1, {{0, 0, -2}}), 0, s, \
                                                  "a single vertex with a self loop of weight -2");              \
+    /* 3000 rounds until the cycle shows: sanitizer runs stop here */                                         \
+    CUDALAB_SKIP_IF_ABOVE_MAX_N(::cudalab::test::sssp::round_work(3000, 3000));                                 \
     auto big = ::cudalab::graph::edges_of(::cudalab::reference::random_multigraph(3000, 12000, s, 1, 1000));    \
     big.push_back({2999, 2998, -1000000});                                                                      \
     big.push_back({2998, 2999, -1000000});                                                                      \
