@@ -187,6 +187,40 @@ inline void check_graph(const Spec& spec, const Csr& g, vertex_t source, std::ui
   }
 }
 
+/// The first vertex of the largest connected piece of a graph whose arcs
+/// come in pairs (u -> v and v -> u, as grid_2d makes them), so that a
+/// search from it reaches the most vertices. Work O(n + m).
+inline vertex_t source_in_largest_piece(const Csr& g) {
+  const std::size_t n = g.num_vertices();
+  std::vector<char> seen(n, 0);
+  std::vector<vertex_t> stack;
+  vertex_t best = 0;
+  std::size_t best_size = 0;
+  for (std::size_t start = 0; start < n; ++start) {
+    if (seen[start]) continue;
+    std::size_t size = 0;
+    seen[start] = 1;
+    stack.assign(1, static_cast<vertex_t>(start));
+    while (!stack.empty()) {
+      const auto u = static_cast<std::size_t>(stack.back());
+      stack.pop_back();
+      ++size;
+      for (graph::offset_t e = g.row_offsets[u]; e < g.row_offsets[u + 1]; ++e) {
+        const auto v = static_cast<std::size_t>(g.col_indices[e]);
+        if (!seen[v]) {
+          seen[v] = 1;
+          stack.push_back(static_cast<vertex_t>(v));
+        }
+      }
+    }
+    if (size > best_size) {
+      best_size = size;
+      best = static_cast<vertex_t>(start);
+    }
+  }
+  return best;
+}
+
 /// The sizes of the battery: DESIGN.md's edge sizes as vertex counts.
 inline const std::vector<std::size_t> kSizes = {1, 31, 32, 33, 1023, 1024, 1025, 4099, (1u << 20) + 7, 1u << 22};
 
@@ -209,8 +243,11 @@ inline void run_case(const Spec& spec, const std::string& which, std::uint64_t s
   if (which == "grid") {
     check_graph(spec, grid_2d(100, 100, s, 1, 100), 5050, s, "grid 100 x 100, weights 1..100, source in the middle");
   } else if (which == "thinned_grid") {
-    check_graph(spec, grid_2d(150, 120, s, 1, 1000, 0.55), 0, s,
-                "grid 150 x 120 with 55% of its edges: many unreachable parts");
+    // Source in the largest piece: from vertex 0 most seeds reach only a
+    // handful of vertices (a corner is often cut off at 55%).
+    const Csr g = grid_2d(150, 120, s, 1, 1000, 0.55);
+    check_graph(spec, g, source_in_largest_piece(g), s,
+                "grid 150 x 120 with 55% of its edges: many unreachable parts, source in the largest piece");
   } else if (which == "geometric") {
     check_graph(spec, random_geometric(20000, 6.0, s, 1, 1000), 123, s, "random geometric graph, degree 6");
   } else if (which == "rmat") {
