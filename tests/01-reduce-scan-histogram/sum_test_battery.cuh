@@ -84,7 +84,12 @@ inline void int32_extremes(const char* exercise, IntSum fn) {
         << context(exercise, n, 0) << "every element is " << value << ". "
         << (actual == unwritten ? "Nothing was written to *out (it still holds the poison value)."
             : actual == 0       ? "*out is 0: the kernel added nothing."
-                                : "The sum is wrong: accumulate in long long, never in int.");
+            : actual == static_cast<long long>(static_cast<int>(expected))
+                ? "The sum wrapped around at 32 bits: accumulate in long long, never in int."
+                : "The sum is wrong. If only the Int32Extremes tests fail, a partial sum "
+                  "overflows: accumulate in long long, never in int. If other tests fail too, "
+                  "fix those first (a race, such as a missing __syncthreads(), or a lost "
+                  "element shows here as well).");
   }
 }
 

@@ -175,7 +175,8 @@ def _prepare_inner(co: ClassOptions, sb: classbuild.SharedBuild, b: Built) -> No
     build_dir = copy_root / "build" / "default"
     opts = Options(root=copy_root, build_dir=build_dir, implementation="starter",
                    timeout=co.timeout, seed=co.seed, perf=co.perf, sanitize=co.sanitize,
-                   max_output=co.max_output, max_rss=co.max_rss, hidden=frozenset(sb.hidden))
+                   max_output=co.max_output, max_rss=co.max_rss, hidden=frozenset(sb.hidden),
+                   strip_paths=(str(sb.course.resolve()) + "/", str(copy_root.resolve()) + "/"))
     for ex in co.exercises:
         if ex.id in sub.problems:
             opts.verdicts[ex.id] = (REJECTED, f"file refused: {sub.problems[ex.id]}", [])

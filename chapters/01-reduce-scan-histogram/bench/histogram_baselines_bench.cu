@@ -12,13 +12,11 @@ namespace {
 
 void cub_histogram_even(const int* samples, std::size_t n, unsigned int* histogram, int num_bins,
                         int lower, int upper, cudaStream_t stream) {
-  static DeviceBuffer<unsigned char> temp;
   std::size_t bytes = 0;
   const auto count = static_cast<std::int64_t>(n);
   CUDALAB_CHECK(cub::DeviceHistogram::HistogramEven(nullptr, bytes, samples, histogram, num_bins + 1,
                                                     lower, upper, count, stream));
-  if (temp.size() < bytes) temp = DeviceBuffer<unsigned char>(bytes);
-  CUDALAB_CHECK(cub::DeviceHistogram::HistogramEven(temp.data(), bytes, samples, histogram,
+  CUDALAB_CHECK(cub::DeviceHistogram::HistogramEven(temp_storage(bytes), bytes, samples, histogram,
                                                     num_bins + 1, lower, upper, count, stream));
 }
 

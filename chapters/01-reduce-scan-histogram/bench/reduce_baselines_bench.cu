@@ -10,11 +10,9 @@ namespace cudalab::bench::sum {
 namespace {
 
 void cub_sum(const int* in, std::size_t n, long long* out, cudaStream_t stream) {
-  static DeviceBuffer<unsigned char> temp;
   std::size_t bytes = 0;
   CUDALAB_CHECK(cub::DeviceReduce::Sum(nullptr, bytes, in, out, static_cast<std::int64_t>(n), stream));
-  if (temp.size() < bytes) temp = DeviceBuffer<unsigned char>(bytes);
-  CUDALAB_CHECK(cub::DeviceReduce::Sum(temp.data(), bytes, in, out, static_cast<std::int64_t>(n), stream));
+  CUDALAB_CHECK(cub::DeviceReduce::Sum(temp_storage(bytes), bytes, in, out, static_cast<std::int64_t>(n), stream));
 }
 
 const bool registered = [] {

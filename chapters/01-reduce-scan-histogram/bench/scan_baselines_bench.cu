@@ -26,13 +26,6 @@
 namespace cudalab::bench::scan {
 namespace {
 
-// Temporary storage for CUB's device-wide calls, grown as needed, kept for the program.
-void* temp_storage(std::size_t bytes) {
-  static DeviceBuffer<unsigned char> temp;
-  if (temp.size() < bytes) temp = DeviceBuffer<unsigned char>(bytes);
-  return temp.data();
-}
-
 void cub_exclusive_sum(const int* in, std::size_t n, int* out, cudaStream_t stream) {
   std::size_t bytes = 0;
   CUDALAB_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, static_cast<std::int64_t>(n), stream));

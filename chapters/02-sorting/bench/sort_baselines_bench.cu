@@ -25,13 +25,6 @@
 namespace cudalab::bench::sort {
 namespace {
 
-// Temporary storage for CUB's device-wide calls, grown as needed, kept for the program.
-void* temp_storage(std::size_t bytes) {
-  static DeviceBuffer<unsigned char> temp;
-  if (temp.size() < bytes) temp = DeviceBuffer<unsigned char>(bytes);
-  return temp.data();
-}
-
 struct Less {
   __host__ __device__ bool operator()(int a, int b) const { return a < b; }
 };

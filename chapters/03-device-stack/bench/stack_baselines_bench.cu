@@ -91,7 +91,6 @@ std::vector<std::size_t> cub_expand(const int* roots, std::size_t n_roots, cudal
   int* lists[2] = {buf.data(), buf.data() + visited_capacity};
   int* counts = buf.data() + 2 * visited_capacity;
   int* offsets = buf.data() + 3 * visited_capacity + 1;
-  static DeviceBuffer<unsigned char> temp;
   static int* pinned = nullptr;
   if (pinned == nullptr) CUDALAB_CHECK(cudaMallocHost(&pinned, 2 * sizeof(int)));
   std::vector<std::size_t> level_offsets{0};
@@ -103,8 +102,7 @@ std::vector<std::size_t> cub_expand(const int* roots, std::size_t n_roots, cudal
     CUDALAB_CHECK_LAUNCH();
     std::size_t bytes = 0;
     CUDALAB_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, counts, offsets, static_cast<int>(n), stream));
-    if (temp.size() < bytes) temp = DeviceBuffer<unsigned char>(bytes);
-    CUDALAB_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, counts, offsets, static_cast<int>(n), stream));
+    CUDALAB_CHECK(cub::DeviceScan::ExclusiveSum(temp_storage(bytes), bytes, counts, offsets, static_cast<int>(n), stream));
     CUDALAB_CHECK(cudaMemcpyAsync(pinned, offsets + n - 1, sizeof(int), cudaMemcpyDeviceToHost, stream));
     CUDALAB_CHECK(cudaMemcpyAsync(pinned + 1, counts + n - 1, sizeof(int), cudaMemcpyDeviceToHost, stream));
     scatter_children_kernel<<<blocks_for(n), kBlock, 0, stream>>>(active, n, rule, offsets, lists[fill]);

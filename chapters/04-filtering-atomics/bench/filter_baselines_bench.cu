@@ -28,13 +28,6 @@ namespace {
 namespace cg = cooperative_groups;
 using cudalab::filter::LessThan;
 
-// Temporary storage for CUB's device-wide calls, grown as needed, kept for the program.
-void* temp_storage(std::size_t bytes) {
-  static DeviceBuffer<unsigned char> temp;
-  if (temp.size() < bytes) temp = DeviceBuffer<unsigned char>(bytes);
-  return temp.data();
-}
-
 void cub_select_if(const int* in, std::size_t n, LessThan<int> pred, int* out, std::size_t,
                    unsigned long long* selected, cudaStream_t stream) {
   std::size_t bytes = 0;

@@ -21,12 +21,6 @@ struct LiveSlot {
   __host__ __device__ bool operator()(const cudalab::filter::Slot& s) const { return cudalab::filter::is_live(s.key); }
 };
 
-void* temp_storage(std::size_t bytes) {
-  static DeviceBuffer<unsigned char> temp;
-  if (temp.size() < bytes) temp = DeviceBuffer<unsigned char>(bytes);
-  return temp.data();
-}
-
 void cub_select_live(std::size_t n, cudaStream_t stream) {
   static std::map<std::size_t, DeviceBuffer<cudalab::filter::Slot>> outputs;
   DeviceBuffer<cudalab::filter::Slot>& out = outputs.try_emplace(n, n).first->second;

@@ -103,7 +103,9 @@ fail = how == "fail" or (how == "hiddenfail" and hidden)
 tests = [{"name": "T%d" % i, "status": "RUN", "result": "SKIPPED" if how == "nogpu" else "COMPLETED"}
          for i in range(3)]
 if fail:
-    tests[1]["failures"] = [{"failure": "[%s] n = 33, seed = 7: wrong sum" % suite}]
+    course = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(sys.argv[0])))))
+    tests[1]["failures"] = [{"failure": "%s/tests/01-demo/check.cuh:83\n[%s] n = 33, seed = 7: wrong sum"
+                                        % (course, suite)}]
 data = {"testsuites": [{"name": suite, "testsuite": tests}]}
 for a in sys.argv[1:]:
     if a.startswith("--gtest_output=json:"):
@@ -302,6 +304,9 @@ class ClassRunTest(unittest.TestCase):
         self.assertIn("starter/01-demo/beta.cu(2): error: expected a declaration", out)
         self.assertNotIn(str(self.out), out)
         self.assertEqual(self.rows["broken"]["1.1 alpha"], "10.0")
+        failing = self.result("failing")["tests"][0]["output"]
+        self.assertIn("\ntests/01-demo/check.cuh:83\n", "\n" + failing)  # the student's path
+        self.assertNotIn(str(self.out), failing)
 
     def test_symbol_report_names_the_symbol(self):
         out = self.result("symbol")["tests"][0]["output"]

@@ -33,6 +33,19 @@ inline bool require_device(benchmark::State& state) {
   return false;
 }
 
+/// @brief Temporary storage for CUB's device-wide calls (the second call of the
+///        two-call protocol), one buffer per program, grown as needed and kept.
+/// @param bytes the size CUB asked for in its first call.
+/// @return device memory of at least `bytes` bytes, valid until a larger request.
+/// @note A larger request frees the old buffer with cudaFree, which waits for the
+///       device, so work still using it finishes first. Complexity: O(1), one
+///       allocation per new maximum.
+inline void* temp_storage(std::size_t bytes) {
+  static DeviceBuffer<unsigned char> temp;
+  if (temp.size() < bytes) temp = DeviceBuffer<unsigned char>(bytes);
+  return temp.data();
+}
+
 /// @brief Evicts the L2 cache by writing a buffer twice its size, so that an
 ///        iteration never reads input left in L2 by the one before it.
 class L2Flusher {
