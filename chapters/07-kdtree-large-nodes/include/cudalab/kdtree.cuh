@@ -1,5 +1,5 @@
 /// @file kdtree.cuh
-/// @brief Chapter 7, exercises 7.1 to 7.4: the building blocks of the
+/// @brief Chapter 7, exercises 7.1 to 7.5: the building blocks of the
 ///        large-node stage of a GPU KD-tree build over 3-D points, with the
 ///        points, not the nodes, as the unit of parallelism (Zhou, Hou, Wang
 ///        and Guo, "Real-time KD-tree construction on graphics hardware",
@@ -42,8 +42,9 @@
 #include <string>
 
 #include "cudalab/args.hpp"
+#include "cudalab/stack.cuh"
 
-/// @brief The GPU KD-tree build (chapter 7, exercises 7.1 to 7.4).
+/// @brief The GPU KD-tree build (chapter 7, exercises 7.1 to 7.5).
 namespace cudalab::kdtree {
 
 /// @brief The largest number of points one call accepts (2^31 − 1): point
@@ -168,6 +169,51 @@ void classify_and_count(const float3* points, const std::uint32_t* idx, std::siz
 /// (split of the triangle lists); Blelloch 1990, section 1.5 (split by scans).
 void segmented_split(const std::uint32_t* in, const std::uint8_t* right_flags, std::size_t n, const Node* nodes,
                      const int* active, std::size_t m, std::uint32_t* out, cudaStream_t stream = nullptr);
+
+/// @brief Exercise 7.5: node completion: allocate the two children of every
+///        active node on the node stack, fill their cells, counts and depths,
+///        give each its range of points, and push it to the next list or the
+///        small list.
+///
+/// For each k < m, with parent = nodes.data[active[k]] (axis and split set
+/// by 7.2, count the parent's, R = right_counts[k] as 7.3 counts them):
+/// - two consecutive slots s, s + 1 are reserved with one atomic add of 2 on
+///   `*nodes.count`; when s + 2 exceeds `nodes.capacity`, kOverflow is set in
+///   `*nodes.errors`, parent.left = parent.right = −1 and nothing else is
+///   written (never a slot at or past the capacity);
+/// - otherwise node s is the left child (count − R points, cell = the
+///   parent's with hi[axis] = split) and s + 1 the right one (R points, lo[axis]
+///   = split), both with depth = parent.depth + 1, axis = −1, left = right =
+///   −1; parent.left = s, parent.right = s + 1;
+/// - a child is *large* when its count exceeds `threshold` and its depth is
+///   below `max_depth`: it reserves `begin` = an atomic add of its count on
+///   `*next_points` and is pushed on `next`; otherwise it is *small*:
+///   `begin` from `*small_points`, pushed on `small`. A push past a list's
+///   capacity sets that list's kOverflow flag and writes nothing.
+///
+/// Which slot, begin and list position a node receives depends on the order
+/// of the atomics; the set of children, their cells, counts and depths, and
+/// the ranges' lengths do not.
+/// @param nodes        the node array as a chapter 3 stack: slots [0, *count) are in use
+/// @param active       device array of m node indices below the node count
+/// @param right_counts device array of m right counts (each at most its node's count)
+/// @param m            number of active nodes
+/// @param threshold    T: a child with more points is large (T ≥ 1)
+/// @param max_depth    a child at this depth is small whatever its count (≥ 1)
+/// @param next         the next list (node indices of the large children)
+/// @param small        the small list (node indices of the small children)
+/// @param next_points  device counter of the points given to large nodes so far
+/// @param small_points device counter of the points given to small nodes so far
+/// @param stream       stream the kernel is enqueued on (asynchronous)
+/// @throws std::invalid_argument on a null pointer with m > 0, m > max_points,
+///         threshold = 0 or max_depth < 1.
+/// @throws cudalab::CudaError when a CUDA call or a launch fails.
+/// Work O(m), one step (atomics on five counters). Source: Zhou et al. 2008,
+/// section 4.1 (node creation); the bump-allocated stack of chapter 3.
+void complete_nodes(stack::DeviceStack<Node> nodes, const int* active, const std::uint32_t* right_counts,
+                    std::size_t m, std::size_t threshold, int max_depth, stack::DeviceStack<int> next,
+                    stack::DeviceStack<int> small, unsigned long long* next_points, unsigned long long* small_points,
+                    cudaStream_t stream = nullptr);
 
 namespace detail {
 /// Checks the sizes common to 7.3 and 7.4 (throws std::invalid_argument).
