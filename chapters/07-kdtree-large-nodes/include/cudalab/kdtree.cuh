@@ -1,5 +1,5 @@
 /// @file kdtree.cuh
-/// @brief Chapter 7, exercises 7.1 to 7.5: the building blocks of the
+/// @brief Chapter 7, exercises 7.1 to 7.6: the building blocks of the
 ///        large-node stage of a GPU KD-tree build over 3-D points, with the
 ///        points, not the nodes, as the unit of parallelism (Zhou, Hou, Wang
 ///        and Guo, "Real-time KD-tree construction on graphics hardware",
@@ -40,11 +40,12 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "cudalab/args.hpp"
 #include "cudalab/stack.cuh"
 
-/// @brief The GPU KD-tree build (chapter 7, exercises 7.1 to 7.5).
+/// @brief The GPU KD-tree build (chapter 7, exercises 7.1 to 7.6).
 namespace cudalab::kdtree {
 
 /// @brief The largest number of points one call accepts (2^31 − 1): point
@@ -214,6 +215,65 @@ void complete_nodes(stack::DeviceStack<Node> nodes, const int* active, const std
                     std::size_t m, std::size_t threshold, int max_depth, stack::DeviceStack<int> next,
                     stack::DeviceStack<int> small, unsigned long long* next_points, unsigned long long* small_points,
                     cudaStream_t stream = nullptr);
+
+/// @brief What the large-node stage reports about one level.
+struct LevelInfo {
+  std::size_t active;  ///< large nodes split at this level
+  std::size_t points;  ///< points in those nodes (the level's working array)
+  float ms;            ///< GPU time of the level in milliseconds (CUDA events), −1 when not timed
+};
+
+/// @brief The result of build_large_nodes (host side).
+struct LargeNodeStage {
+  std::size_t nodes = 0;          ///< nodes written: nodes[0 .. nodes), node 0 is the root
+  std::size_t small = 0;          ///< small nodes listed: small[0 .. small)
+  int depth = 0;                  ///< the largest node depth (= the number of levels)
+  std::vector<LevelInfo> levels;  ///< one entry per level of large nodes
+};
+
+/// @brief Exercise 7.6: the large-node stage: split levels of large nodes
+///        until none remains; output the node array and the small-node list.
+///
+/// The root is the bounding box of the n points (7.1). While the active list
+/// is not empty: choose the splits (7.2), classify and count (7.3), split the
+/// working array (7.4), complete the nodes (7.5), move every point to its
+/// child's range (in the next working array, or in `leaf_points` for a small
+/// child), and swap the active and next lists. The rule is that of
+/// cudalab::reference::build, so the node count, the small count, the depth
+/// and the per-level counts equal the reference's; node numbering and point
+/// ranges depend on the order of atomics.
+///
+/// Output: nodes[0 .. result.nodes): split nodes with axis, split and
+/// children (their `begin` is their position in their level's working
+/// array); small nodes with axis = −1, whose points are
+/// `leaf_points[begin .. begin + count)`. small[0 .. result.small): the
+/// small nodes' indices. Every point index appears once in leaf_points.
+///
+/// **Synchronous**: reads the list lengths after every level.
+/// @param points        device array of n points with finite coordinates
+/// @param n             number of points, 1 to max_points
+/// @param threshold     T: nodes with more points are split (T ≥ 1)
+/// @param max_depth     nodes at this depth are never split (0 to 64)
+/// @param nodes         device array of node_capacity nodes (output)
+/// @param node_capacity room in nodes (and in small) (≥ 1)
+/// @param small         device array of node_capacity node indices (output)
+/// @param leaf_points   device array of n point indices (output)
+/// @param stream        the stream the work runs on
+/// @param time_levels   record each level's GPU time with CUDA events
+/// @return the counts, the depth and the per-level figures
+/// @throws std::invalid_argument when n = 0, n > max_points, threshold = 0,
+///         max_depth is outside [0, 64], node_capacity = 0, a pointer is null,
+///         or a point has a NaN or infinite coordinate (the message names the
+///         first such index; nothing is written then).
+/// @throws std::length_error when the node array overflows: the message
+///         names the level and the capacity; nothing is written past
+///         node_capacity in nodes or small.
+/// @throws cudalab::CudaError when a CUDA call or a launch fails.
+/// Work O(n · depth), steps O(depth · log n). Source: Zhou et al. 2008,
+/// section 4.1, algorithm "large node stage".
+LargeNodeStage build_large_nodes(const float3* points, std::size_t n, std::size_t threshold, int max_depth,
+                                 Node* nodes, std::size_t node_capacity, int* small, std::uint32_t* leaf_points,
+                                 cudaStream_t stream = nullptr, bool time_levels = false);
 
 namespace detail {
 /// Checks the sizes common to 7.3 and 7.4 (throws std::invalid_argument).
