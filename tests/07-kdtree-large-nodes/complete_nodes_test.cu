@@ -185,7 +185,10 @@ TEST_P(KdtreeCompleteNodes, Children) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Sizes, KdtreeCompleteNodes, ::testing::ValuesIn(kSizes), size_name);
+// The chapter's sizes up to 2^21 + 1 active nodes (a level never has more
+// than n / (T + 1); 2^24 nodes would take gigabytes of guarded node array).
+INSTANTIATE_TEST_SUITE_P(Sizes, KdtreeCompleteNodes,
+                         ::testing::ValuesIn(std::vector<std::size_t>(kSizes.begin(), kSizes.end() - 1)), size_name);
 
 class KdtreeCompleteNodesOverflow : public GpuTest {};
 
