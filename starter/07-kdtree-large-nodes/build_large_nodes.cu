@@ -807,7 +807,8 @@ LargeNodeStage build_large_nodes(const float3* points, std::size_t n, std::size_
   CUDALAB_CHECK_LAUNCH();
   EventTimer timer;
 
-  // TODO(7.6): m = 1 active node (the root) with level_points = n; while m > 0: the splits (given_select_splits::select_splits),
+  // TODO(7.6): m = 1 active node (the root), level_points = n; while m > 0:
+  // the splits (given_select_splits::select_splits),
   // classification (given_classify_and_count::...), the split of the working
   // array into `split` (given_segmented_split::...), reset the next list's
   // count and *next_points, complete the nodes (given_complete_nodes::...),
