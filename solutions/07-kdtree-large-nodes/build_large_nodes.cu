@@ -729,12 +729,10 @@ void owners_of(const Node* nodes, const int* active, std::size_t m, std::size_t 
   g::segmented_inclusive_sum(owner, heads, n, owner, stream);
 }
 
+// One value read back from the device (synchronizes the stream).
 template <class V>
 V read_value(const V* ptr, cudaStream_t stream) {
-  V v{};
-  CUDALAB_CHECK(cudaMemcpyAsync(&v, ptr, sizeof(V), cudaMemcpyDeviceToHost, stream));
-  CUDALAB_CHECK(cudaStreamSynchronize(stream));
-  return v;
+  return stack::detail::read_device_value(ptr, stream);
 }
 
 // A list of node indices with its counter and error word (a chapter 3 stack).

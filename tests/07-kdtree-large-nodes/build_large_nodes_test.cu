@@ -84,11 +84,8 @@ INSTANTIATE_TEST_SUITE_P(Large, KdtreeBuildLargeNodes,
 class KdtreeBuildLargeNodesCases : public GpuTest {};
 
 TEST_F(KdtreeBuildLargeNodesCases, StanfordBunny) {
-  const char* dir = std::getenv("CUDALAB_DATA_DIR");
-  const std::string path = std::string(dir ? dir : "") + "/bun_zipper.ply";
-  if (dir == nullptr || !std::ifstream(path))
-    GTEST_SKIP() << "bun_zipper.ply (Stanford bunny, bunny/reconstruction/bun_zipper.ply) is not in CUDALAB_DATA_DIR ("
-                 << (dir ? dir : "unset") << "): fetch it with tools/fetch-data";
+  const std::string path = bunny_path();
+  if (path.empty()) GTEST_SKIP() << bunny_missing();
   const std::vector<float3> p = cudalab::read_ply_points(path);
   for (const std::size_t t : {std::size_t{1}, std::size_t{32}}) {
     expect_tree(p, t, 64, 0, "the Stanford bunny");

@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -200,6 +202,20 @@ inline std::string show(const float3& p) {
   s.precision(9);
   s << "(" << p.x << ", " << p.y << ", " << p.z << ")";
   return s.str();
+}
+
+/// The Stanford bunny's path in CUDALAB_DATA_DIR, or "" when it is not there.
+inline std::string bunny_path() {
+  const char* dir = std::getenv("CUDALAB_DATA_DIR");
+  const std::string path = std::string(dir ? dir : "") + "/bun_zipper.ply";
+  return dir != nullptr && std::ifstream(path) ? path : std::string();
+}
+
+/// Why a bunny test skips: which file to fetch, and where.
+inline std::string bunny_missing() {
+  const char* dir = std::getenv("CUDALAB_DATA_DIR");
+  return std::string("bun_zipper.ply (Stanford bunny, bunny/reconstruction/bun_zipper.ply) is not in "
+                     "CUDALAB_DATA_DIR (") + (dir ? dir : "unset") + "): fetch it with tools/fetch-data";
 }
 
 inline std::string show(const Box& b) { return "[" + show(b.lo) + " .. " + show(b.hi) + "]"; }

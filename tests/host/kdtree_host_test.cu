@@ -204,11 +204,8 @@ TEST(KdtreeReference, BadInputThrows) {
 }
 
 TEST(KdtreeReference, StanfordBunny) {
-  const char* dir = std::getenv("CUDALAB_DATA_DIR");
-  const std::string path = std::string(dir ? dir : "") + "/bun_zipper.ply";
-  if (dir == nullptr || !std::ifstream(path))
-    GTEST_SKIP() << "bun_zipper.ply (Stanford bunny, bunny/reconstruction/bun_zipper.ply) is not in CUDALAB_DATA_DIR ("
-                 << (dir ? dir : "unset") << "): fetch it with tools/fetch-data";
+  const std::string path = kt::bunny_path();
+  if (path.empty()) GTEST_SKIP() << kt::bunny_missing();
   const std::vector<float3> p = cudalab::read_ply_points(path);
   EXPECT_EQ(p.size(), 35947u);
   const ref::Tree t = ref::build(p, 32, 64);
