@@ -5,10 +5,8 @@
 //
 // Given (outside the exercise), so that this file stands alone: the
 // solutions of 7.1 to 7.5, each in a namespace given_<slug> (generated from
-// solutions/07-kdtree-large-nodes/*.cu; keep them in sync), and the kernels
-// that start the stage and move the points to their children.
-#include <cuda/atomic>
-
+// solutions/07-kdtree-large-nodes/*.cu by chapters/07-kdtree-large-nodes/tools/given_code.py,
+// which a host test runs with --check), and the kernels that start the stage and move the points.
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
