@@ -727,6 +727,29 @@ void owners_of(const Node* nodes, const int* active, std::size_t m, std::size_t 
   g::segmented_inclusive_sum(owner, heads, n, owner, stream);
 }
 
+// The four numbers the host needs after a level, gathered on the device so
+// that one copy (one synchronization) brings them back.
+struct LevelCounters {
+  long long nodes;                ///< the node stack's counter
+  long long next;                 ///< the next list's counter
+  unsigned long long next_points; ///< points in the next level's working array
+  unsigned errors;                ///< the node stack's error word
+};
+
+__global__ void gather_counters_kernel(const long long* node_count, const unsigned* node_errors,
+                                       const long long* next_count, const unsigned long long* next_points,
+                                       LevelCounters* out) {
+  *out = LevelCounters{*node_count, *next_count, *next_points, *node_errors};
+}
+
+// Enqueues the gather and reads the counters back (synchronizes the stream).
+LevelCounters read_counters(const long long* node_count, const unsigned* node_errors, const long long* next_count,
+                            const unsigned long long* next_points, LevelCounters* scratch, cudaStream_t stream) {
+  gather_counters_kernel<<<1, 1, 0, stream>>>(node_count, node_errors, next_count, next_points, scratch);
+  CUDALAB_CHECK_LAUNCH();
+  return stack::detail::read_device_value(scratch, stream);
+}
+
 // One value read back from the device (synchronizes the stream).
 template <class V>
 V read_value(const V* ptr, cudaStream_t stream) {
@@ -799,6 +822,7 @@ LargeNodeStage build_large_nodes(const float3* points, std::size_t n, std::size_
   DeviceBuffer<unsigned long long> point_counters(std::vector<unsigned long long>{0, 0});  // next, small
   unsigned long long* next_points = point_counters.data();
   unsigned long long* small_points = point_counters.data() + 1;
+  DeviceBuffer<LevelCounters> counters(1);
   iota_kernel<<<blocks_for(n), kStageBlock, 0, stream>>>(work.data(), n);
   CUDALAB_CHECK_LAUNCH();
   EventTimer timer;
@@ -827,15 +851,16 @@ LargeNodeStage build_large_nodes(const float3* points, std::size_t n, std::size_
       ms = timer.elapsed_ms();
     }
     result.levels.push_back({m, level_points, ms});
-    const long long used = read_value(node_count.data(), stream);
-    if (read_value(node_errors.data(), stream) != 0)
+    const LevelCounters c = read_counters(node_count.data(), node_errors.data(), next_list.count.data(),
+                                          next_points, counters.data(), stream);
+    if (c.errors != 0)
       throw std::length_error(std::string(fn) + ": the node array of capacity " + std::to_string(node_capacity) +
-                              " is full at level " + std::to_string(level) + " (" + std::to_string(used) +
+                              " is full at level " + std::to_string(level) + " (" + std::to_string(c.nodes) +
                               " nodes needed so far)");
-    result.nodes = static_cast<std::size_t>(used);
+    result.nodes = static_cast<std::size_t>(c.nodes);
     result.depth = level + 1;
-    m = static_cast<std::size_t>(read_value(next_list.count.data(), stream));
-    level_points = static_cast<std::size_t>(read_value(next_points, stream));
+    m = static_cast<std::size_t>(c.next);
+    level_points = static_cast<std::size_t>(c.next_points);
     std::swap(active_list, next_list);
   }
   // STARTER:
@@ -845,8 +870,9 @@ LargeNodeStage build_large_nodes(const float3* points, std::size_t n, std::size_
   // // array into `split` (given_segmented_split::...), reset the next list's
   // // count and *next_points, complete the nodes (given_complete_nodes::...),
   // // owners_of and move_points_kernel (writing the next level into `work`),
-  // // record result.levels / nodes / depth, throw std::length_error when
-  // // node_errors is set, read the next m and level_points, swap the lists.
+  // // record result.levels / nodes / depth, read_counters (into `counters`),
+  // // throw std::length_error when its error word is set, take the next m
+  // // and level_points from it, swap the lists.
   // (void)timer;
   // (void)time_levels;
   // (void)node_stack;
@@ -859,7 +885,8 @@ LargeNodeStage build_large_nodes(const float3* points, std::size_t n, std::size_
   // (void)&given_complete_nodes::complete_nodes;
   // (void)&owners_of;
   // (void)&move_points_kernel;
-  // (void)&read_value<long long>;
+  // (void)&read_counters;
+  // (void)counters;
   // END SOLUTION
   result.small = static_cast<std::size_t>(read_value(small_count.data(), stream));
   return result;
