@@ -113,7 +113,8 @@ TEST_F(KdtreeBuildLargeNodesCases, NonFinitePointsAreRejectedWithTheirIndex) {
     std::memset(&v, kPoison, sizeof v);
     return v;
   }();
-  EXPECT_TRUE(same_bits(nodes.download()[0], poison)) << "nothing may be written before the input is checked";
+  EXPECT_TRUE(same_bits(nodes.download()[0], poison))
+      << context(kExercise, p.size(), seed()) << "\nnothing may be written before the input is checked";
 }
 
 TEST_F(KdtreeBuildLargeNodesCases, NodeOverflowIsReportedAndNothingWrittenPastTheEnd) {
