@@ -37,26 +37,22 @@ const bool registered = [] {
       "cub_reduce_box/float3",
       [](DeviceLevel& L, cudaStream_t s) {
         static DeviceBuffer<Box> out(1);
-        static DeviceBuffer<unsigned char> temp;
         const auto in = thrust::make_transform_iterator(L.points.data(), PointToBox{});
         const Box init = reference::empty_box();
         std::size_t bytes = 0;
         CUDALAB_CHECK(cub::DeviceReduce::Reduce(nullptr, bytes, in, out.data(), static_cast<int>(L.n), BoxUnion{},
                                                 init, s));
-        if (temp.size() < bytes) temp = DeviceBuffer<unsigned char>(bytes);
-        CUDALAB_CHECK(cub::DeviceReduce::Reduce(temp.data(), bytes, in, out.data(), static_cast<int>(L.n),
+        CUDALAB_CHECK(cub::DeviceReduce::Reduce(temp_storage(bytes), bytes, in, out.data(), static_cast<int>(L.n),
                                                 BoxUnion{}, init, s));
       },
       sizeof(float3), {kPoints, kLargePoints});
   register_level(
       "cub_scan_by_key/uint32",
       [](DeviceLevel& L, cudaStream_t s) {
-        static DeviceBuffer<unsigned char> temp;
         std::size_t bytes = 0;
         CUDALAB_CHECK(cub::DeviceScan::InclusiveSumByKey(nullptr, bytes, L.owner.data(), L.flags32.data(),
                                                          L.scan_out.data(), static_cast<int>(L.n), ::cuda::std::equal_to<>{}, s));
-        if (temp.size() < bytes) temp = DeviceBuffer<unsigned char>(bytes);
-        CUDALAB_CHECK(cub::DeviceScan::InclusiveSumByKey(temp.data(), bytes, L.owner.data(), L.flags32.data(),
+        CUDALAB_CHECK(cub::DeviceScan::InclusiveSumByKey(temp_storage(bytes), bytes, L.owner.data(), L.flags32.data(),
                                                          L.scan_out.data(), static_cast<int>(L.n), ::cuda::std::equal_to<>{}, s));
       },
       3 * sizeof(std::uint32_t), {kPoints, kLargePoints});
