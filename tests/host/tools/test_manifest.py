@@ -20,6 +20,27 @@ EXERCISE_KEYS = {"id": str, "slug": str, "title": str, "file": str, "header": st
 OPTIONAL_EXERCISE_KEYS = {"forbid": list, "hidden_test": str}
 PERF_KEYS = {"benchmark": str, "baseline": str, "ratio": (int, float), "points": int}
 
+# The speed-target rule (docs/guides/contributing.md, "The manifest"): the ratio is the baseline's time
+# over the exercise's, both from the same run. Against a GPU baseline (CUB, a copy, a GPU kernel) a
+# target above 2 is a typo. A host baseline, named cpu_ (the course's CPU reference), std_ (the C++
+# standard library) or boost_ (Boost), runs on the host's cores, and a target against it is a speed-up
+# over the CPU of up to 100 (chapter 6: 10x to 30x one core's Boost.Graph Dijkstra; chapter 7: 100x the
+# CPU builder). A baseline reports the time of the work its name states, never one scaled to move a
+# target: the target's ratio holds the factor.
+HOST_BASELINE = re.compile(r"^(cpu|std|boost)_[a-z0-9_]*/")
+MAX_RATIO_DEVICE_BASELINE = 2
+MAX_RATIO_HOST_BASELINE = 100
+
+
+def is_host_baseline(name: str) -> bool:
+    """Whether a baseline benchmark runs on the host (its name starts with cpu_, std_ or boost_)."""
+    return HOST_BASELINE.match(name) is not None
+
+
+def max_ratio(baseline: str) -> int:
+    """The largest speed target allowed against this baseline."""
+    return MAX_RATIO_HOST_BASELINE if is_host_baseline(baseline) else MAX_RATIO_DEVICE_BASELINE
+
 
 def camel(name: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part)
@@ -80,7 +101,12 @@ class ManifestTest(unittest.TestCase):
                         self.assertIsInstance(perf[key], kind, f"perf.{key}")
                         self.assertNotIsInstance(perf[key], bool)
                     self.assertGreater(perf["ratio"], 0)
-                    self.assertLessEqual(perf["ratio"], 2)
+                    limit = max_ratio(perf["baseline"])
+                    self.assertLessEqual(perf["ratio"], limit,
+                                         f"ratio {perf['ratio']} against {perf['baseline']}: at most {limit} against "
+                                         f"a {'host' if is_host_baseline(perf['baseline']) else 'GPU'} baseline")
+                    self.assertFalse(is_host_baseline(perf["benchmark"]),
+                                     f"benchmark {perf['benchmark']}: cpu_, std_ and boost_ name host baselines")
                     self.assertGreaterEqual(perf["points"], 0)
                     self.assertTrue(perf["benchmark"].startswith(ex["slug"] + "/"),
                                     f"benchmark {perf['benchmark']} does not start with {ex['slug']}/")
@@ -131,6 +157,19 @@ class ManifestTest(unittest.TestCase):
                     if test.is_file():
                         self.assertRegex(test.read_text(), rf"\b{suite}\b",
                                          f"suite {suite} not defined in {test.relative_to(ROOT)}")
+
+    def test_speed_target_rule(self):
+        for name in ("boost_dijkstra/grid/65536", "boost_dijkstra_one_core/int32/264346/1024",
+                     "cpu_reference_build/float3/2000000", "std_stable_sort/int32/16777216"):
+            with self.subTest(baseline=name):
+                self.assertTrue(is_host_baseline(name))
+                self.assertEqual(max_ratio(name), MAX_RATIO_HOST_BASELINE)
+        for name in ("cub_reduce_sum/int32/268435456", "copy_bandwidth/int32/16777216",
+                     "binary_heap_per_thread/float32/2048/1024", "atomic_same_address/int32/16777216/1",
+                     "cpu/x/1", "boosted_kernel/int32/1024", "stdlib_like/int32/1024"):
+            with self.subTest(baseline=name):
+                self.assertFalse(is_host_baseline(name))
+                self.assertEqual(max_ratio(name), MAX_RATIO_DEVICE_BASELINE)
 
     def test_camel(self):
         self.assertEqual(camel("reduce") + camel("sum_atomic"), "ReduceSumAtomic")

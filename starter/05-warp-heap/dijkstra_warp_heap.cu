@@ -1,0 +1,77 @@
+// Exercise 5.4: many-to-many shortest paths, one warp and one warp heap per source.
+// Lesson: chapters/05-warp-heap/README.md, "5.4".
+// Grade:  tools/grade 5.4      Hints: tools/grade --hint 5.4
+#include <algorithm>
+#include <climits>
+#include <string>
+
+#include "cudalab/error.cuh"
+#include "cudalab/heap.cuh"
+
+namespace cudalab::heap {
+namespace {
+
+using graph::dist64_t;
+using graph::kUnreachable;
+using graph::offset_t;
+using graph::vertex_t;
+
+constexpr unsigned kFullMask = 0xffffffffu;
+constexpr int kMaxWarpsPerBlock = 4;  // heaps per block, fewer for large capacities (detail::heap_launch)
+
+// TODO(5.4): your warp heap of exercise 5.3: shfl_entry, replace_smallest,
+// min_child and the struct WarpHeap with push, pop, empty and size.
+
+// Warp w runs Dijkstra from the sources w, w + n_warps, ... with heap w.
+__global__ void dijkstra_kernel(graph::CsrView g, const vertex_t* __restrict__ sources, std::size_t n_sources,
+                                const vertex_t* __restrict__ targets, std::size_t n_targets,
+                                dist64_t* __restrict__ distances, unsigned* __restrict__ flags,
+                                HeapStorageView storage, dist64_t* __restrict__ scratch, std::size_t n_warps) {
+  extern __shared__ float shared_tops[];  // [warps][capacity] keys, then [warps][capacity] values
+  const unsigned warp = threadIdx.x / 32;
+  const std::size_t w = blockIdx.x * static_cast<std::size_t>(blockDim.x / 32) + warp;
+  if (w >= n_warps) return;  // whole warps leave; no block-wide barrier follows
+  // TODO(5.4): for the sources s = w, w + n_warps, ...: fill the distance
+  // row (distances + s * n, or scratch + w * n with targets) with
+  // kUnreachable, set the source's to 0, push (0, source) and run Dijkstra:
+  // pop, skip stale entries, relax the out-edges one lane per edge, push
+  // the improved vertices. Write the targets' distances and flags[s].
+}
+
+}  // namespace
+
+void dijkstra_warp_heap(graph::CsrView graph, const vertex_t* sources, std::size_t n_sources,
+                        const vertex_t* targets, std::size_t n_targets, dist64_t* distances, unsigned* flags,
+                        HeapStorageView storage, dist64_t* scratch, cudaStream_t stream) {
+  constexpr const char* f = "dijkstra_warp_heap";
+  if (graph.has_negative_weights)
+    throw std::invalid_argument("dijkstra_warp_heap: the graph has a negative edge weight; Dijkstra's algorithm "
+                                "needs weights >= 0 (use Bellman-Ford, chapter 6)");
+  require_count_at_most(f, n_sources, max_items);
+  const std::size_t n = graph.num_vertices;
+  const std::size_t row = targets != nullptr ? n_targets : n;
+  if (targets != nullptr) require_count_at_most(f, n_targets, max_items);
+  if (row != 0 && n_sources > std::numeric_limits<std::size_t>::max() / row)
+    throw std::invalid_argument("dijkstra_warp_heap: n_sources * row length overflows");
+  require_pointer(f, "graph.row_offsets", graph.row_offsets, n == 0 ? 0 : n + 1);
+  require_pointer(f, "graph.col_indices", graph.col_indices, graph.num_edges);
+  require_pointer(f, "graph.weights", graph.weights, graph.num_edges);
+  require_pointer(f, "sources", sources, n_sources);
+  require_pointer(f, "distances", distances, n_sources * row);
+  require_pointer(f, "flags", flags, n_sources);
+  if (n_sources == 0) return;
+  if (storage.heaps == 0) throw std::invalid_argument("dijkstra_warp_heap: storage holds no heap");
+  const std::size_t n_warps = std::min(storage.heaps, n_sources);
+  detail::check_storage(f, storage, n_warps);
+  if (targets != nullptr) require_pointer(f, "scratch", scratch, n_warps * n);
+  const auto [warps, shared] = detail::heap_launch(storage.capacity_nodes, kMaxWarpsPerBlock);
+  if (shared > 48 * 1024)
+    CUDALAB_CHECK(cudaFuncSetAttribute(dijkstra_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(shared)));
+  const auto blocks = static_cast<unsigned>((n_warps + warps - 1) / warps);
+  dijkstra_kernel<<<blocks, 32 * warps, shared, stream>>>(graph, sources, n_sources, targets, n_targets, distances,
+                                                          flags, storage, scratch, n_warps);
+  CUDALAB_CHECK_LAUNCH();
+}
+
+}  // namespace cudalab::heap

@@ -1,0 +1,241 @@
+// Tests of exercise 5.4, cudalab::heap::dijkstra_warp_heap (suites
+// HeapDijkstraWarpHeap*): distances from many sources at once, one warp heap
+// per source, against the CPU Dijkstra of cudalab/graph on grids, random
+// geometric graphs, small hand-made graphs and the New York road graph
+// (CUDALAB_DATA_DIR). Run: tools/grade 5.4
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cudalab/graph/generators.hpp"
+#include "cudalab/graph/io.hpp"
+#include "heap_test_util.cuh"
+
+namespace {
+
+using namespace cudalab::test::heap;
+using cudalab::graph::Csr;
+using cudalab::graph::dist64_t;
+using cudalab::graph::Edge;
+using cudalab::graph::kUnreachable;
+using cudalab::graph::vertex_t;
+using cudalab::heap::kInvalidVertex;
+using cudalab::heap::kOverflow;
+constexpr const char* kExercise = "5.4 dijkstra_warp_heap";
+
+/// What one call returned.
+struct Result {
+  std::vector<dist64_t> distances;  ///< n_sources rows
+  std::vector<unsigned> flags;      ///< one per source
+};
+
+/// Runs dijkstra_warp_heap on `g` with `heaps` warps of `capacity` nodes;
+/// all distances when `targets` is empty.
+Result run(const Csr& g, const std::vector<vertex_t>& sources, const std::vector<vertex_t>* targets,
+           std::size_t heaps, std::size_t capacity) {
+  const cudalab::graph::DeviceCsr dg(g);
+  const std::size_t row = targets ? targets->size() : g.num_vertices();
+  const auto d_sources = to_device(sources);
+  const auto d_targets = to_device(targets ? *targets : std::vector<vertex_t>{});
+  auto d_dist = poisoned<dist64_t>(sources.size() * row);
+  auto d_flags = poisoned<unsigned>(sources.size());
+  cudalab::heap::HeapStorage storage(heaps, capacity);
+  cudalab::DeviceBuffer<dist64_t> scratch(targets ? heaps * g.num_vertices() : 0);
+  cudalab::heap::dijkstra_warp_heap(dg.view(), d_sources.data(), sources.size(), targets ? d_targets.data() : nullptr,
+                                    row, d_dist.data(), d_flags.data(), storage.view(), scratch.data(), nullptr);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  return {d_dist.download(), d_flags.download()};
+}
+
+/// Compares every row with the CPU Dijkstra; capacity must be large enough
+/// (no flag may be set).
+void check(const Csr& g, const std::vector<vertex_t>& sources, const std::vector<vertex_t>* targets,
+           const Result& r, const std::string& ctx) {
+  const std::size_t row = targets ? targets->size() : g.num_vertices();
+  for (std::size_t s = 0; s < sources.size(); ++s) {
+    ASSERT_EQ(0u, r.flags[s]) << ctx << "source #" << s << " (vertex " << sources[s] << "): flags " << r.flags[s]
+                              << ", expected 0 (kOverflow = 1: the heap was full; kInvalidVertex = 8)";
+    const auto want = cudalab::graph::dijkstra_reference(g, sources[s]).dist;
+    for (std::size_t i = 0; i < row; ++i) {
+      const auto v = static_cast<std::size_t>(targets ? (*targets)[i] : static_cast<vertex_t>(i));
+      const dist64_t got = r.distances[s * row + i];
+      ASSERT_EQ(want[v], got) << ctx << "source #" << s << " (vertex " << sources[s] << "), "
+                              << (targets ? "target #" + std::to_string(i) + " = vertex " : "vertex ") << v
+                              << ": expected distance " << want[v] << " (" << kUnreachable
+                              << " = unreachable), got " << got
+                              << ". Check the stale test (skip a popped entry whose key exceeds the current "
+                                 "distance, never one that equals it), that every improved vertex is pushed, and "
+                                 "that every out-edge (all 32-edge batches) is relaxed.";
+    }
+  }
+}
+
+std::vector<vertex_t> random_vertices(const Random& r, std::size_t count, std::size_t n, std::uint64_t stream) {
+  std::vector<vertex_t> v(count);
+  for (std::size_t i = 0; i < count; ++i) v[i] = static_cast<vertex_t>(r.below(stream * 1'000'000 + i, n));
+  return v;
+}
+
+/// Nodes enough for a lazy Dijkstra heap on g: every push (at most m + 1) fits.
+std::size_t safe_capacity(const Csr& g) {
+  return std::min<std::size_t>(cudalab::heap::max_capacity_nodes, (g.num_edges() + 1 + 31) / 32);
+}
+
+/// The size a test reports to CUDALAB_SKIP_IF_ABOVE_MAX_N: sources x
+/// vertices x 32 lanes, so sanitizer runs (CUDALAB_MAX_N = 2^22) keep the
+/// small graphs and skip the long searches.
+std::size_t lane_work(const Csr& g, std::size_t sources) { return g.num_vertices() * sources * 32; }
+
+class HeapDijkstraWarpHeap : public cudalab::test::GpuTest {};
+
+// A road-like grid (69 % of the streets kept: some vertices cut off), more
+// sources than warps, all distances.
+TEST_F(HeapDijkstraWarpHeap, GridAllDistances) {
+  const Random r{cudalab::test::seed()};
+  const Csr g = cudalab::graph::grid_2d(37, 41, r.seed, 1, 1000, 0.69);
+  auto sources = random_vertices(r, 40, g.num_vertices(), 1);
+  sources.push_back(0);
+  sources.push_back(static_cast<vertex_t>(g.num_vertices() - 1));
+  sources.push_back(sources[3]);  // a duplicate source
+  CUDALAB_SKIP_IF_ABOVE_MAX_N(lane_work(g, sources.size()));
+  const Result res = run(g, sources, nullptr, 8, safe_capacity(g));
+  check(g, sources, nullptr, res,
+        cudalab::test::context(kExercise, g.num_vertices(), r.seed) + "grid 37 x 41, 43 sources, 8 warps: ");
+}
+
+// The full 64 x 64 mesh, one warp per source.
+TEST_F(HeapDijkstraWarpHeap, FullMeshOneWarpPerSource) {
+  const Random r{cudalab::test::seed()};
+  const Csr g = cudalab::graph::grid_2d(64, 64, r.seed, 1, 100);
+  const auto sources = random_vertices(r, 100, g.num_vertices(), 2);
+  CUDALAB_SKIP_IF_ABOVE_MAX_N(lane_work(g, sources.size()));
+  const Result res = run(g, sources, nullptr, sources.size(), safe_capacity(g));
+  check(g, sources, nullptr, res,
+        cudalab::test::context(kExercise, g.num_vertices(), r.seed) + "mesh 64 x 64, 100 sources: ");
+}
+
+// A random geometric graph with a target list (duplicates and the sources
+// themselves among the targets).
+TEST_F(HeapDijkstraWarpHeap, RandomGeometricTargets) {
+  const Random r{cudalab::test::seed()};
+  const Csr g = cudalab::graph::random_geometric(3000, 6.0, r.seed);
+  const auto sources = random_vertices(r, 33, g.num_vertices(), 3);
+  CUDALAB_SKIP_IF_ABOVE_MAX_N(lane_work(g, sources.size()));
+  auto targets = random_vertices(r, 200, g.num_vertices(), 4);
+  targets.insert(targets.end(), sources.begin(), sources.begin() + 5);
+  targets.push_back(targets[0]);
+  const Result res = run(g, sources, &targets, 16, safe_capacity(g));
+  check(g, sources, &targets, res,
+        cudalab::test::context(kExercise, g.num_vertices(), r.seed) + "random geometric, 205 targets: ");
+}
+
+// Hand-made: a hub of degree 100 (four 32-edge batches) with parallel edges
+// to one vertex in the same batch, zero weights, a self loop, a second
+// component, an isolated vertex.
+TEST_F(HeapDijkstraWarpHeap, SmallGraphsEdgeCases) {
+  std::vector<Edge> edges;
+  for (int i = 1; i <= 100; ++i) edges.push_back({0, i, 1000 - i});
+  edges.push_back({0, 5, 3});  // parallel, shorter, in a later batch
+  edges.push_back({0, 5, 2});
+  edges.push_back({7, 7, 0});  // self loop
+  for (int i = 1; i < 100; ++i) edges.push_back({i, i + 1, i % 3 == 0 ? 0 : 1});
+  edges.push_back({102, 103, 4});  // another component: 102 -> 103
+  edges.push_back({103, 102, 4});
+  const Csr g = cudalab::graph::csr_from_edges(105, edges);  // 101 and 104 isolated
+  const std::vector<vertex_t> sources = {0, 50, 100, 101, 102, 104, 0};
+  const Result res = run(g, sources, nullptr, 3, safe_capacity(g));
+  check(g, sources, nullptr, res, cudalab::test::context(kExercise, g.num_vertices(), 0) + "small graph: ");
+  const Csr one = cudalab::graph::csr_from_edges(1, {});
+  const std::vector<vertex_t> zero = {0};
+  check(one, zero, nullptr, run(one, zero, nullptr, 1, 1),
+        cudalab::test::context(kExercise, 1, 0) + "one vertex: ");
+}
+
+// A heap of one node (32 entries) cannot hold the frontier of a large mesh:
+// the overflow is flagged, nothing is written out of bounds.
+TEST_F(HeapDijkstraWarpHeap, HeapOverflowIsFlagged) {
+  const Csr g = cudalab::graph::grid_2d(100, 100, 5, 1, 1000);
+  const std::vector<vertex_t> sources = {5050, 0};
+  const Result res = run(g, sources, nullptr, 2, 1);
+  for (std::size_t s = 0; s < sources.size(); ++s)
+    EXPECT_EQ(kOverflow, res.flags[s] & kOverflow)
+        << cudalab::test::context(kExercise, g.num_vertices(), 5) << "source " << sources[s]
+        << ": a 32-entry heap overflows on a 100 x 100 mesh; the push must report kOverflow";
+}
+
+// Sources and targets outside [0, n): flagged, distances kUnreachable.
+TEST_F(HeapDijkstraWarpHeap, InvalidVerticesAreFlagged) {
+  const Csr g = cudalab::graph::grid_2d(10, 10, 9, 1, 10);
+  const auto n = static_cast<vertex_t>(g.num_vertices());
+  const std::vector<vertex_t> sources = {-1, n, 3};
+  const std::string ctx = cudalab::test::context(kExercise, g.num_vertices(), 9);
+  const Result all = run(g, sources, nullptr, 2, safe_capacity(g));
+  for (std::size_t s = 0; s < 2; ++s) {
+    EXPECT_EQ(kInvalidVertex, all.flags[s]) << ctx << "source " << sources[s] << " is outside [0, n)";
+    for (std::size_t v = 0; v < g.num_vertices(); ++v)
+      ASSERT_EQ(kUnreachable, all.distances[s * g.num_vertices() + v])
+          << ctx << "invalid source " << sources[s] << ": every distance must be kUnreachable";
+  }
+  EXPECT_EQ(0u, all.flags[2]) << ctx;
+  const std::vector<vertex_t> targets = {0, -5, n, 99};
+  const Result some = run(g, {3}, &targets, 1, safe_capacity(g));
+  EXPECT_EQ(kInvalidVertex, some.flags[0]) << ctx << "targets -5 and n are outside [0, n)";
+  const auto want = cudalab::graph::dijkstra_reference(g, 3).dist;
+  EXPECT_EQ(want[0], some.distances[0]) << ctx;
+  EXPECT_EQ(kUnreachable, some.distances[1]) << ctx;
+  EXPECT_EQ(kUnreachable, some.distances[2]) << ctx;
+  EXPECT_EQ(want[99], some.distances[3]) << ctx;
+}
+
+// The New York road graph of the 9th DIMACS challenge, when it is in
+// CUDALAB_DATA_DIR (tools/fetch-data NY).
+TEST_F(HeapDijkstraWarpHeap, NewYorkRoadGraph) {
+  const std::optional<std::string> path = cudalab::graph::find_data_file("USA-road-d.NY.gr");
+  if (!path) GTEST_SKIP() << "USA-road-d.NY.gr is not in CUDALAB_DATA_DIR (run tools/fetch-data NY)";
+  CUDALAB_SKIP_IF_ABOVE_MAX_N(std::size_t{264346} * 4 * 32);
+  const Csr g = cudalab::graph::load_dimacs_gr(*path);
+  const Random r{cudalab::test::seed()};
+  const auto sources = random_vertices(r, 4, g.num_vertices(), 5);
+  const Result res = run(g, sources, nullptr, 4, cudalab::heap::max_capacity_nodes);
+  check(g, sources, nullptr, res, cudalab::test::context(kExercise, g.num_vertices(), r.seed) + "NY: ");
+}
+
+TEST_F(HeapDijkstraWarpHeap, NoSources) {
+  const Csr g = cudalab::graph::grid_2d(4, 4, 1);
+  const cudalab::graph::DeviceCsr dg(g);
+  cudalab::heap::HeapStorage storage(1, 1);
+  EXPECT_NO_THROW(cudalab::heap::dijkstra_warp_heap(dg.view(), nullptr, 0, nullptr, 0, nullptr, nullptr,
+                                                    storage.view(), nullptr));
+}
+
+// Bad input, without a GPU.
+TEST(HeapDijkstraWarpHeapArgs, RejectsBadInput) {
+  vertex_t src = 0;
+  dist64_t dist[4];
+  unsigned flags = 0;
+  float k = 0;
+  int v = 0;
+  const cudalab::heap::HeapStorageView storage{&k, &v, 1, 1};
+  const cudalab::graph::offset_t offsets[2] = {0, 0};
+  cudalab::graph::CsrView negative{1, 0, offsets, nullptr, nullptr, true};
+  EXPECT_THROW(cudalab::heap::dijkstra_warp_heap(negative, &src, 1, nullptr, 0, dist, &flags, storage, nullptr),
+               std::invalid_argument);
+  const cudalab::graph::CsrView g{1, 0, offsets, nullptr, nullptr, false};
+  EXPECT_THROW(cudalab::heap::dijkstra_warp_heap(g, nullptr, 1, nullptr, 0, dist, &flags, storage, nullptr),
+               std::invalid_argument);
+  EXPECT_THROW(cudalab::heap::dijkstra_warp_heap(g, &src, 1, nullptr, 0, nullptr, &flags, storage, nullptr),
+               std::invalid_argument);
+  EXPECT_THROW(cudalab::heap::dijkstra_warp_heap(g, &src, 1, nullptr, 0, dist, nullptr, storage, nullptr),
+               std::invalid_argument);
+  EXPECT_THROW(cudalab::heap::dijkstra_warp_heap(g, &src, 1, nullptr, 0, dist, &flags,
+                                                 cudalab::heap::HeapStorageView{&k, &v, 0, 1}, nullptr),
+               std::invalid_argument);
+  EXPECT_THROW(cudalab::heap::dijkstra_warp_heap(g, &src, 1, &src, 1, dist, &flags, storage, nullptr),
+               std::invalid_argument);  // a target list needs scratch
+}
+
+}  // namespace

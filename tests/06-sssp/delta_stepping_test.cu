@@ -1,0 +1,108 @@
+// Tests of exercise 6.4, cudalab::sssp::delta_stepping (suites
+// SsspDeltaStepping*): the shared battery (sssp_test_battery.cuh) with
+// parents checked as a shortest-path tree, with delta = the graph's mean
+// weight (at least 1), and suite SsspDeltaSteppingWidths with other bucket
+// widths: 1 (Dijkstra-like), small, huge (one bucket: Bellman-Ford-like).
+// Run: tools/grade 6.4   or   build/default/bin/delta_stepping_test_starter
+#include <algorithm>
+#include <cmath>
+
+#include "sssp_test_battery.cuh"
+
+namespace cudalab::test::sssp {
+namespace {
+
+cudalab::sssp::dist_t g_delta = 0;  // 0: the graph's mean weight
+
+cudalab::sssp::dist_t delta_for(const Csr& g) {
+  if (g_delta != 0) return g_delta;
+  double sum = 0;
+  for (weight_t w : g.weights) sum += w;
+  const double mean = g.num_edges() ? sum / static_cast<double>(g.num_edges()) : 1.0;
+  return static_cast<cudalab::sssp::dist_t>(std::max(1.0, std::round(mean)));
+}
+
+const Spec& spec() {
+  static const Spec s{
+      "6.4 delta_stepping", false, true, std::numeric_limits<std::size_t>::max(),
+      "relax light edges (w <= delta) phase after phase until the bucket stays empty, then heavy edges once; a "
+      "vertex whose distance fell goes to the next frontier (same bucket) or the far list (later bucket)",
+      [](const Csr& g, vertex_t source) {
+        const graph::DeviceCsr d(g);
+        const std::size_t n = g.num_vertices();
+        DeviceBuffer<cudalab::sssp::dist_t> dist = guarded_output<cudalab::sssp::dist_t>(n);
+        DeviceBuffer<vertex_t> parent = guarded_output<vertex_t>(n);
+        Outcome o;
+        o.stats = cudalab::sssp::delta_stepping(d.view(), source, delta_for(g), dist.data(), parent.data(), nullptr);
+        CUDALAB_CHECK(cudaDeviceSynchronize());
+        o.dist = widen(download_guarded(dist, n, o.guard_damage));
+        o.parent = download_guarded(parent, n, o.guard_damage);
+        return o;
+      },
+      [](const RawArgs& a) {
+        cudalab::sssp::delta_stepping(raw_view(a), a.source, 10, static_cast<cudalab::sssp::dist_t*>(a.dist),
+                                      a.parent, nullptr);
+      }};
+  return s;
+}
+
+CUDALAB_SSSP_BATTERY(SsspDeltaStepping, spec)
+
+TEST(SsspDeltaSteppingArgs, DeltaZeroThrows) {
+  RawArgs a;
+  std::vector<cudalab::sssp::dist_t> host(4, 7);
+  EXPECT_THROW(cudalab::sssp::delta_stepping(raw_view(a), 0, 0, host.data(), a.parent, nullptr),
+               std::invalid_argument);
+  EXPECT_EQ(host, std::vector<cudalab::sssp::dist_t>(4, 7));
+}
+
+class SsspDeltaSteppingWidths : public GpuTestWithParam<cudalab::sssp::dist_t> {
+ protected:
+  void TearDown() override {
+    g_delta = 0;
+    GpuTestWithParam<cudalab::sssp::dist_t>::TearDown();
+  }
+};
+
+// check_graph with g_delta, after reporting vertices x buckets to
+// CUDALAB_SKIP_IF_ABOVE_MAX_N: a run takes at most one bucket (a few
+// launches and host round trips) per delta-wide slice of the distance range,
+// and no more than the reachable vertices, so sanitizer runs skip the graphs
+// of thousands of buckets and keep the rest.
+void check_width(const Csr& g, vertex_t source, std::uint64_t s, const std::string& what) {
+  const auto d = graph::dijkstra_reference(g, source).dist;
+  dist64_t largest = 0;
+  std::size_t reached = 0;
+  for (const dist64_t x : d)
+    if (x != kUnreachable) {
+      largest = std::max(largest, x);
+      ++reached;
+    }
+  const auto buckets = std::min<std::size_t>(reached, static_cast<std::size_t>(largest / g_delta) + 1);
+  CUDALAB_SKIP_IF_ABOVE_MAX_N(round_work(g.num_vertices(), buckets));
+  check_graph(spec(), g, source, s, what);
+}
+
+// Graphs of a few thousand vertices: with delta = 1 every distinct distance
+// is a bucket (thousands of them, each a few launches).
+TEST_P(SsspDeltaSteppingWidths, SeveralGraphs) {
+  g_delta = GetParam();
+  const auto s = seed();
+  const std::string w = "delta = " + std::to_string(GetParam()) + ": ";
+  check_width(graph::random_geometric(5000, 6.0, s, 1, 1000), 5, s, w + "random geometric graph");
+  if (HasFatalFailure()) return;
+  check_width(graph::rmat(13, 8, s, 0, 100), 0, s, w + "R-MAT scale 13, weights 0..100");
+  if (HasFatalFailure()) return;
+  check_width(reference::random_multigraph(3000, 12000, s, 0, 3), 1, s, w + "weights 0..3");
+  if (HasFatalFailure()) return;
+  check_width(graph::grid_2d(100, 100, s, 1, 1000, 0.8), 0, s, w + "thinned grid 100 x 100");
+}
+
+INSTANTIATE_TEST_SUITE_P(Widths, SsspDeltaSteppingWidths,
+                         ::testing::Values(1u, 3u, 37u, 1000u, 100000u, 0x7FFFFFFFu, 0xFFFFFFFEu),
+                         [](const ::testing::TestParamInfo<cudalab::sssp::dist_t>& info) {
+                           return "delta" + std::to_string(info.param);
+                         });
+
+}  // namespace
+}  // namespace cudalab::test::sssp

@@ -1,0 +1,92 @@
+// Tests of exercise 7.1, cudalab::kdtree::bounding_box (suites KdtreeBoundingBox*).
+// Run: tools/grade 7.1   or   build/default/bin/bounding_box_test_starter
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "kdtree_test_util.cuh"
+
+namespace cudalab::test::kdtree {
+namespace {
+
+constexpr const char* kExercise = "7.1 bounding_box";
+
+// Runs bounding_box on `points` into poisoned outputs and compares with the
+// reference bit for bit.
+void expect_box(const std::vector<float3>& points, std::uint64_t seed, const std::string& what) {
+  const std::size_t n = points.size();
+  DeviceBuffer<float3> d_points(points);
+  Guarded<Box> box(1);
+  Guarded<std::uint64_t> bad(1);
+  cudalab::kdtree::bounding_box(d_points.data(), n, box.data(), bad.data());
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  const auto [want_box, want_bad] = reference::bounding_box(points);
+  const Box got_box = box.download()[0];
+  const std::uint64_t got_bad = bad.download()[0];
+  const std::string ctx = context(kExercise, n, seed) + "\n" + what + ": ";
+  ASSERT_EQ(box.guard_damage(), "") << ctx << "the box output";
+  ASSERT_EQ(bad.guard_damage(), "") << ctx << "the first_bad output";
+  EXPECT_EQ(got_bad, want_bad) << ctx << "first_bad: expected " << want_bad << " (n when every point is finite)"
+                               << ", got " << got_bad
+                               << " (0xA5A5... means never written; a non-finite point must be skipped, and the "
+                                  "smallest such index kept: combine with min, start from n)";
+  EXPECT_TRUE(same_bits(got_box.lo, want_box.lo) && same_bits(got_box.hi, want_box.hi))
+      << ctx << "box: expected " << show(want_box) << ", got " << show(got_box)
+      << " (min of lo and max of hi over every finite point: check the identity (+inf, -inf), the "
+         "points past the last full block, and that warp 0 reduces every warp's total)";
+}
+
+class KdtreeBoundingBox : public GpuTestWithParam<std::size_t> {};
+
+TEST_P(KdtreeBoundingBox, EveryCloud) {
+  const std::size_t n = GetParam();
+  CUDALAB_SKIP_IF_ABOVE_MAX_N(n);
+  for (const Cloud c : kClouds) {
+    expect_box(make_cloud(c, n, seed()), seed(), cloud_name(c));
+    if (HasFailure()) return;
+  }
+}
+
+TEST_P(KdtreeBoundingBox, ExtremesAtEveryEnd) {
+  // The extreme points at index 0, at n - 1 and in the middle: a reduction
+  // that drops the first or last elements or a partial block misses them.
+  const std::size_t n = GetParam();
+  CUDALAB_SKIP_IF_ABOVE_MAX_N(n);
+  if (n == 0) return;
+  for (const std::size_t at : {std::size_t{0}, n / 2, n - 1}) {
+    std::vector<float3> p = make_cloud(Cloud::kUniform, n, seed());
+    p[at] = {-5.0f, 6.0f, -7.0f};
+    expect_box(p, seed(), "extreme point at index " + std::to_string(at));
+    if (HasFailure()) return;
+  }
+}
+
+TEST_P(KdtreeBoundingBox, NonFinitePoints) {
+  const std::size_t n = GetParam();
+  CUDALAB_SKIP_IF_ABOVE_MAX_N(n);
+  if (n == 0) return;
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float3> p = make_cloud(Cloud::kUniform, n, seed());
+  p[n - 1] = {1.0f, inf, 0.0f};
+  expect_box(p, seed(), "an infinite y at index n - 1");
+  if (HasFailure() || n < 3) return;
+  p[n / 2] = {0.0f, 0.0f, nan};
+  p[n / 3] = {-inf, 0.0f, 0.0f};
+  expect_box(p, seed(), "NaN at n/2, -inf at n/3 and +inf at n-1 (the first is reported)");
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, KdtreeBoundingBox, ::testing::ValuesIn(kSizes), size_name);
+
+TEST(KdtreeBoundingBoxArgs, NullPointersAndSizesThrow) {
+  Box* box = reinterpret_cast<Box*>(alignof(Box));  // never dereferenced: the call must throw first
+  auto* bad = reinterpret_cast<std::uint64_t*>(8);
+  const auto* pts = reinterpret_cast<const float3*>(16);
+  EXPECT_THROW(cudalab::kdtree::bounding_box(nullptr, 5, box, bad), std::invalid_argument);
+  EXPECT_THROW(cudalab::kdtree::bounding_box(pts, 5, nullptr, bad), std::invalid_argument);
+  EXPECT_THROW(cudalab::kdtree::bounding_box(pts, 5, box, nullptr), std::invalid_argument);
+  EXPECT_THROW(cudalab::kdtree::bounding_box(pts, cudalab::kdtree::max_points + 1, box, bad), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace cudalab::test::kdtree

@@ -1,0 +1,156 @@
+// Tests of exercise 7.6, cudalab::kdtree::build_large_nodes (suites KdtreeBuildLargeNodes*).
+// Run: tools/grade 7.6   or   build/default/bin/build_large_nodes_test_starter
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <stdexcept>
+#include <tuple>
+
+#include "cudalab/ply.hpp"
+#include "kdtree_test_util.cuh"
+
+namespace cudalab::test::kdtree {
+namespace {
+
+constexpr const char* kExercise = "7.6 build_large_nodes";
+
+// Builds on the GPU and checks against the reference builder: node, small
+// and level counts, depth, the points per level, and every invariant of the
+// tree (reference::check_tree).
+void expect_tree(const std::vector<float3>& points, std::size_t threshold, int max_depth, std::uint64_t seed,
+                 const std::string& what) {
+  const std::size_t n = points.size();
+  const reference::Tree want = reference::build(points, threshold, max_depth);
+  const std::size_t capacity = want.nodes.size() + 7;
+  DeviceBuffer<float3> d_points(points);
+  Guarded<Node> nodes(capacity);
+  Guarded<int> small(capacity);
+  Guarded<std::uint32_t> leaf_points(n);
+  const cudalab::kdtree::LargeNodeStage got = cudalab::kdtree::build_large_nodes(
+      d_points.data(), n, threshold, max_depth, nodes.data(), capacity, small.data(), leaf_points.data());
+  const std::string ctx = context(kExercise, n, seed) + "\n" + what + ", T = " + std::to_string(threshold) +
+                          ", max_depth = " + std::to_string(max_depth) + ": ";
+  ASSERT_EQ(nodes.guard_damage(), "") << ctx << "nodes";
+  ASSERT_EQ(small.guard_damage(), "") << ctx << "small";
+  ASSERT_EQ(leaf_points.guard_damage(), "") << ctx << "leaf_points";
+  ASSERT_EQ(got.levels.size(), want.levels.size())
+      << ctx << "levels (the loop must run until the next list is empty, one level per iteration)";
+  for (std::size_t l = 0; l < want.levels.size(); ++l)
+    ASSERT_TRUE(got.levels[l].active == want.levels[l].active && got.levels[l].points == want.levels[l].points)
+        << ctx << "level " << l << ": expected " << want.levels[l].active << " nodes with " << want.levels[l].points
+        << " points, got " << got.levels[l].active << " with " << got.levels[l].points;
+  ASSERT_EQ(got.nodes, want.nodes.size()) << ctx << "node count";
+  ASSERT_EQ(got.small, want.small.size()) << ctx << "small-node count";
+  ASSERT_EQ(got.depth, want.depth) << ctx << "depth";
+  std::vector<Node> tree = nodes.download();
+  tree.resize(got.nodes);
+  std::vector<int> small_ids = small.download();
+  small_ids.resize(got.small);
+  EXPECT_EQ(reference::check_tree(points, tree, small_ids, leaf_points.download(), threshold, max_depth), "")
+      << ctx << "the tree's invariants";
+}
+
+std::string case_name(const ::testing::TestParamInfo<std::tuple<std::size_t, Cloud>>& info) {
+  std::string c = cloud_name(std::get<1>(info.param));
+  for (char& ch : c)
+    if (ch == '-') ch = '_';
+  return "n" + std::to_string(std::get<0>(info.param)) + "_" + c;
+}
+
+class KdtreeBuildLargeNodes : public GpuTestWithParam<std::tuple<std::size_t, Cloud>> {};
+
+TEST_P(KdtreeBuildLargeNodes, MatchesReference) {
+  const auto [n, cloud] = GetParam();
+  CUDALAB_SKIP_IF_ABOVE_MAX_N(n);
+  const std::vector<float3> p = make_cloud(cloud, n, seed());
+  for (const auto& [t, d] : std::vector<std::pair<std::size_t, int>>{{32, 64}, {1, 24}, {1000, 64}, {5, 3}}) {
+    if (t == 1 && n > 100000) continue;  // T = 1 on large clouds: slow reference, nothing new
+    expect_tree(p, t, d, seed(), cloud_name(cloud));
+    if (HasFailure()) return;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Clouds, KdtreeBuildLargeNodes,
+                         ::testing::Combine(::testing::Values(std::size_t{1}, std::size_t{31}, std::size_t{32},
+                                                              std::size_t{33}, std::size_t{1025}, std::size_t{65537}),
+                                            ::testing::ValuesIn(kClouds)),
+                         case_name);
+// The large sizes (the benchmark's 2,000,000 among them) on the clouds that shape the tree.
+INSTANTIATE_TEST_SUITE_P(Large, KdtreeBuildLargeNodes,
+                         ::testing::Combine(::testing::Values(std::size_t{1000003}, std::size_t{2000000}),
+                                            ::testing::Values(Cloud::kUniform, Cloud::kClustered)),
+                         case_name);
+
+class KdtreeBuildLargeNodesCases : public GpuTest {};
+
+TEST_F(KdtreeBuildLargeNodesCases, StanfordBunny) {
+  const std::string path = bunny_path();
+  if (path.empty()) GTEST_SKIP() << bunny_missing();
+  const std::vector<float3> p = cudalab::read_ply_points(path);
+  for (const std::size_t t : {std::size_t{1}, std::size_t{32}}) {
+    expect_tree(p, t, 64, 0, "the Stanford bunny");
+    if (HasFailure()) return;
+  }
+}
+
+TEST_F(KdtreeBuildLargeNodesCases, NonFinitePointsAreRejectedWithTheirIndex) {
+  std::vector<float3> p = make_cloud(Cloud::kUniform, 5000, seed());
+  p[4321].z = std::numeric_limits<float>::infinity();
+  p[4999].x = std::numeric_limits<float>::quiet_NaN();
+  DeviceBuffer<float3> d_points(p);
+  Guarded<Node> nodes(100);
+  Guarded<int> small(100);
+  Guarded<std::uint32_t> leaf(p.size());
+  try {
+    cudalab::kdtree::build_large_nodes(d_points.data(), p.size(), 32, 64, nodes.data(), 100, small.data(), leaf.data());
+    FAIL() << context(kExercise, p.size(), seed()) << "\na point with an infinite coordinate must be rejected";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("point 4321"), std::string::npos)
+        << context(kExercise, p.size(), seed()) << "\nthe message must name the first bad index: " << e.what();
+  }
+  const Node poison = [] {
+    Node v;
+    std::memset(&v, kPoison, sizeof v);
+    return v;
+  }();
+  EXPECT_TRUE(same_bits(nodes.download()[0], poison))
+      << context(kExercise, p.size(), seed()) << "\nnothing may be written before the input is checked";
+}
+
+TEST_F(KdtreeBuildLargeNodesCases, NodeOverflowIsReportedAndNothingWrittenPastTheEnd) {
+  const std::vector<float3> p = make_cloud(Cloud::kUniform, 100000, seed());
+  const std::size_t capacity = 1000;  // the tree needs several thousand nodes
+  DeviceBuffer<float3> d_points(p);
+  Guarded<Node> nodes(capacity);
+  Guarded<int> small(capacity);
+  Guarded<std::uint32_t> leaf(p.size());
+  EXPECT_THROW(cudalab::kdtree::build_large_nodes(d_points.data(), p.size(), 32, 64, nodes.data(), capacity,
+                                                  small.data(), leaf.data()),
+               std::length_error)
+      << context(kExercise, p.size(), seed());
+  EXPECT_EQ(nodes.guard_damage(), "") << context(kExercise, p.size(), seed()) << "\nnodes";
+  EXPECT_EQ(small.guard_damage(), "") << context(kExercise, p.size(), seed()) << "\nsmall";
+  EXPECT_EQ(leaf.guard_damage(), "") << context(kExercise, p.size(), seed()) << "\nleaf_points";
+}
+
+TEST(KdtreeBuildLargeNodesArgs, BadArgumentsThrow) {
+  const auto* pts = reinterpret_cast<const float3*>(16);
+  auto* nodes = reinterpret_cast<Node*>(4);
+  auto* small = reinterpret_cast<int*>(4);
+  auto* leaf = reinterpret_cast<std::uint32_t*>(4);
+  using cudalab::kdtree::build_large_nodes;
+  EXPECT_THROW(build_large_nodes(pts, 0, 32, 64, nodes, 10, small, leaf), std::invalid_argument);   // no points
+  EXPECT_THROW(build_large_nodes(pts, 9, 0, 64, nodes, 10, small, leaf), std::invalid_argument);    // T = 0
+  EXPECT_THROW(build_large_nodes(pts, 9, 32, -1, nodes, 10, small, leaf), std::invalid_argument);   // depth
+  EXPECT_THROW(build_large_nodes(pts, 9, 32, 65, nodes, 10, small, leaf), std::invalid_argument);
+  EXPECT_THROW(build_large_nodes(pts, 9, 32, 64, nodes, 0, small, leaf), std::invalid_argument);    // no room
+  EXPECT_THROW(build_large_nodes(nullptr, 9, 32, 64, nodes, 10, small, leaf), std::invalid_argument);
+  EXPECT_THROW(build_large_nodes(pts, 9, 32, 64, nullptr, 10, small, leaf), std::invalid_argument);
+  EXPECT_THROW(build_large_nodes(pts, 9, 32, 64, nodes, 10, nullptr, leaf), std::invalid_argument);
+  EXPECT_THROW(build_large_nodes(pts, 9, 32, 64, nodes, 10, small, nullptr), std::invalid_argument);
+  EXPECT_THROW(build_large_nodes(pts, cudalab::kdtree::max_points + 1, 32, 64, nodes, 10, small, leaf),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace cudalab::test::kdtree
