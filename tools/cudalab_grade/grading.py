@@ -137,7 +137,10 @@ def grade_all(exercises: list[Exercise], opts: Options, parallel: int = 1, say=l
                 run_perf(ex, opts, res)
             except Exception as e:  # as in grade(): the grader goes on
                 res.reason += f"; perf: grader error: {type(e).__name__}: {e}"
-            res.seconds = round(res.seconds + time.monotonic() - start, 2)
+            secs = time.monotonic() - start
+            res.seconds = round(res.seconds + secs, 2)
+            # Each figure as it comes: a run stopped by an outer time limit keeps them in its log.
+            say(f"benchmarked {ex.id} {ex.slug} in {secs:.1f} s: {res.reason.rsplit('; ', 1)[-1]}")
     return results
 
 

@@ -475,6 +475,9 @@ class PerfAndSanitizerTest(GradeTestCase):
         self.assertEqual((alpha["max_points"], alpha["perf_points"]), (14, 4))
         self.assertEqual(data["score"], 20)
         self.assertEqual(json.loads(seen.read_text()), [])  # no test ran beside the benchmark
+        # Without -q each ratio is printed as soon as it is measured.
+        _, out, err = self.tree.grade("--no-build", "--perf", "--parallel", "2")
+        self.assertRegex(out + err, r"benchmarked 1\.1 alpha in [0-9.]+ s: ratio 1(\.0+)?x? of cub_base \(target")
 
     def test_parallel_must_be_positive_and_not_for_a_class(self):
         code, _, err = self.tree.grade("--parallel", "0")
