@@ -7,6 +7,7 @@ import json
 import sys
 import tempfile
 import unittest
+from unittest import mock
 from pathlib import Path
 
 from toolload import ROOT, load_tool
@@ -214,6 +215,49 @@ class HelpersTest(unittest.TestCase):
         with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as cm:
             gc.main(["--out", "/nonexistent/x", "--chapters", "nope"])
         self.assertEqual(cm.exception.code, 2)
+
+    def test_interrupted_bench_still_reports_the_finished_programs(self):
+        # The first program writes its JSON; the run is stopped (SIGTERM) during the second.
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            (d / "b" / "bin").mkdir(parents=True)
+            entries = []
+            for name, us in (("sum_atomic/int32/16777216", 100.0), ("cub_sum/int32/16777216", 50.0)):
+                for agg in ("mean", "median", "stddev"):
+                    entries.append({"name": f"{name}/manual_time_{agg}", "run_name": f"{name}/manual_time",
+                                    "run_type": "aggregate", "aggregate_name": agg, "repetitions": 3,
+                                    "real_time": us, "cpu_time": us, "time_unit": "us", "iterations": 9,
+                                    "bytes_per_second": 4 * 16777216 / (us * 1e-6)})
+            first = d / "b" / "bin" / "sum_atomic_bench_solution"
+            first.write_text(f"""#!{sys.executable}
+import json, sys
+out = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--benchmark_out=")][0]
+open(out, "w").write(json.dumps({{"context": {{"commit": "abc"}}, "benchmarks": {entries!r}}}))
+""")
+            first.chmod(0o755)
+            second = d / "b" / "bin" / "sum_shared_tree_bench_solution"
+            second.write_text(first.read_text())
+            second.chmod(0o755)
+            ctx = gc.Context(ROOT, d / "b", 2, "abc", None)
+            ctx.work = d / "work"
+            ctx.logs = ctx.work / "logs"
+            real_run = gc.run
+
+            def run(ctx_, argv, log, env=None, timeout=None):
+                if "sum_shared_tree" in argv[0]:
+                    raise gc.Interrupted()
+                return real_run(ctx_, argv, log, env, timeout)
+            rec = {"step": "bench", "messages": [], "details": {}, "summary": "", "status": "failed"}
+            with contextlib.redirect_stdout(io.StringIO()), mock.patch.object(gc, "run", run), \
+                    self.assertRaises(gc.Interrupted):
+                gc.step_bench(ctx, rec, lambda: None, {"gpu_present": True})
+            self.assertEqual(rec["details"]["interrupted_after"], "1 of 2 programs")
+            self.assertIn("interrupted after 1 of 2 programs", rec["summary"])
+            reports = rec["details"]["reports"]
+            self.assertEqual([r["name"] for r in reports], ["01-reduce-scan-histogram"])
+            self.assertGreater(reports[0]["rows"], 0)
+            table = (ctx.work / "results" / reports[0]["markdown"]).read_text()
+            self.assertIn("sum_atomic", table)
 
     def test_sanitize_runs_in_parallel_within_the_chapters(self):
         with tempfile.TemporaryDirectory() as d:
