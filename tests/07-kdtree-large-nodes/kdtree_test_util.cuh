@@ -216,8 +216,8 @@ inline std::string bunny_missing() {
   const char* dir = std::getenv("CUDALAB_DATA_DIR");
   return std::string("bun_zipper.ply (Stanford bunny, bunny/reconstruction/bun_zipper.ply) is not in "
                      "CUDALAB_DATA_DIR (") + (dir ? dir : "unset") +
-         "): tools/fetch-data does not fetch it yet; copy it there from bunny.tar.gz of the Stanford 3D Scanning "
-         "Repository, http://graphics.stanford.edu/data/3Dscanrep/";
+         "): fetch it with tools/fetch-data bunny (from bunny.tar.gz of the Stanford 3D Scanning Repository, "
+         "http://graphics.stanford.edu/data/3Dscanrep/)";
 }
 
 inline std::string show(const Box& b) { return "[" + show(b.lo) + " .. " + show(b.hi) + "]"; }
