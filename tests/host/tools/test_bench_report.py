@@ -245,6 +245,82 @@ class BenchReportTest(unittest.TestCase):
         self.assertIn("matplotlib is not installed", note)
         self.assertFalse((self.dir / "p.png").exists())
 
+    def counters_file(self) -> Path:
+        """A run of 9.1 with user counters, written as Google Benchmark writes them: the
+        counters after the standard keys, so the counter "iterations" repeats that key.
+
+        sum_fast/int32/N_BIG: 5 repetitions, aggregates only (the median holds the medians of
+        the counters); cub_sum/int32/N_BIG: Repetitions(1), one plain iteration entry;
+        cub_sum/int32/N_SMALL: two plain entries (the median of each counter)."""
+        def entry(name: str, run_type: str, agg: str | None, time_us: float, counters: dict) -> str:
+            fields = [("name", f"{name}/manual_time" + (f"_{agg}" if agg else "")),
+                      ("run_name", f"{name}/manual_time"), ("run_type", run_type),
+                      ("repetitions", 5 if agg else 1), ("threads", 1)]
+            if agg:
+                fields += [("aggregate_name", agg), ("aggregate_unit", "percentage" if agg == "cv" else "time")]
+            fields += [("iterations", 7), ("real_time", time_us), ("cpu_time", time_us), ("time_unit", "us"),
+                       ("bytes_per_second", 4 * N_BIG / (time_us * 1e-6)), ("items_per_second", 2.5e9)]
+            fields += list(counters.items())
+            return "{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in fields) + "}"
+        mine = {"iterations": 12.0, "buckets": 3.0, "level_00_ms": 1.234, "level_01_ms": 0.5,
+                "level_02_ms": 0.01234, "n": float(N_BIG)}
+        entries = [entry(f"sum_fast/int32/{N_BIG}", "aggregate", "mean", 101.0, dict(mine, iterations=13.0)),
+                   entry(f"sum_fast/int32/{N_BIG}", "aggregate", "median", 100.0, mine),
+                   entry(f"sum_fast/int32/{N_BIG}", "aggregate", "cv", 0.01, dict(mine, iterations=0.1)),
+                   entry(f"cub_sum/int32/{N_BIG}", "iteration", None, 80.0,
+                         {"n": float(N_BIG), "reached": 1000.0, "threads": 64.0}),
+                   entry(f"cub_sum/int32/{N_SMALL}", "iteration", None, 5.0,
+                         {"n": float(N_SMALL), "reached": 10.0}),
+                   entry(f"cub_sum/int32/{N_SMALL}", "iteration", None, 6.0,
+                         {"n": float(N_SMALL), "reached": 20.0}),
+                   entry(f"copy_bandwidth/int32/{N_BIG}", "iteration", None, 200.0, {"n": float(N_BIG)})]
+        path = self.dir / "counters.json"
+        path.write_text('{"context": {"device": "NVIDIA Test GPU"}, "benchmarks": [' + ",\n".join(entries) + "]}")
+        return path
+
+    def test_counters_in_json_rows(self):
+        rep = self.report(files=[self.counters_file()])
+        rows = {(r["function"], r["n"]): r for r in rep["chapters"][0]["rows"]}
+        # The median aggregate's counters; "iterations" is the counter (12), not Google Benchmark's 7.
+        self.assertEqual(rows[("sum_fast", N_BIG)]["counters"],
+                         {"iterations": 12.0, "buckets": 3.0, "level_00_ms": 1.234, "level_01_ms": 0.5,
+                          "level_02_ms": 0.01234})
+        # A plain entry (Repetitions(1)): its counters; "threads" repeated is a counter too.
+        self.assertEqual(rows[("cub_sum", N_BIG)]["counters"], {"reached": 1000.0, "threads": 64.0})
+        # Two plain entries: the median of each counter, as for the time.
+        self.assertEqual(rows[("cub_sum", N_SMALL)]["counters"], {"reached": 15.0})
+        self.assertAlmostEqual(rows[("cub_sum", N_SMALL)]["time_us"], 5.5)
+        self.assertEqual(rep["chapters"][0]["copy_bandwidth"][0]["counters"], {})
+        json.dumps(rep)  # still plain JSON
+
+    def test_counters_table_in_markdown(self):
+        text = br.markdown(self.report(files=[self.counters_file()]))
+        lines = text.splitlines()
+        self.assertEqual(lines.count("### Counters"), 1)
+        start = lines.index("### Counters")
+        self.assertGreater(start, lines.index("## Chapter 9: Test chapter"))
+        main = "| exercise | n | time (µs) | GB/s | fraction of copy | ratio to baseline | target |"
+        self.assertLess(lines.index(main), start)
+        header = ("| benchmark | n | time (µs) | G items/s | buckets | iterations | reached | threads "
+                  "| per level (ms) |")
+        self.assertIn(header, lines)
+        table = lines[lines.index(header) + 2:]
+        table = table[:next((i for i, line in enumerate(table) if not line.startswith("|")), len(table))]
+        cells = [[c.strip() for c in line.strip("|").split("|")] for line in table]
+        self.assertEqual(cells, [
+            ["9.1 sum_fast", "16,777,216", "100.0", "2.50", "3", "12", "—", "—", "1.23 · 0.50 · 0.012"],
+            ["cub_sum (baseline, run of 9.1)", "1,048,576", "5.5", "2.50", "—", "—", "15", "—", "—"],
+            ["cub_sum (baseline, run of 9.1)", "16,777,216", "80.0", "2.50", "—", "—", "1,000", "64", "—"],
+        ])
+        self.assertIn("per level (ms) = level_00_ms, level_01_ms, … in level order.", text)
+
+    def test_no_counters_no_counters_section(self):
+        rep = self.report()
+        self.assertTrue(all(r["counters"] == {} for r in rep["chapters"][0]["rows"]))
+        text = br.markdown(rep)
+        self.assertNotIn("Counters", text)
+        self.assertNotIn("per level", text)
+
     def test_unknown_benchmarks_go_to_other(self):
         path = self.dir / "other.json"
         path.write_text(json.dumps({"context": {}, "benchmarks": [
