@@ -8,6 +8,39 @@ import statistics
 COPY = "copy_bandwidth"
 TIME_SUFFIXES = ("manual_time", "real_time", "process_time")
 TO_MICROSECONDS = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
+# The keys Google Benchmark writes in every entry of its JSON; every other
+# numeric key is a user counter (state.counters).
+STANDARD_KEYS = frozenset({
+    "name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
+    "repetition_index", "threads", "aggregate_name", "aggregate_unit", "error_occurred",
+    "error_message", "skipped", "skip_message", "iterations", "real_time", "cpu_time", "time_unit",
+    "cpu_coefficient", "real_coefficient", "big_o", "rms", "bytes_per_second", "items_per_second",
+    "allocs_per_iter", "max_bytes_used", "total_allocated_bytes", "net_heap_growth", "label"})
+
+
+class JsonObject(dict):
+    """A JSON object that knows which keys it holds twice: a user counter named
+    like a standard key ("iterations", "threads") follows it in Google
+    Benchmark's output, and the later value, the one json keeps, is the counter's."""
+    repeated: frozenset = frozenset()
+
+
+def json_object(pairs: list[tuple]) -> dict:
+    """json's object_pairs_hook for Google Benchmark JSON: a JsonObject."""
+    obj = JsonObject(pairs)
+    if len(obj) != len(pairs):
+        keys = [k for k, _ in pairs]
+        obj.repeated = frozenset(k for k in obj if keys.count(k) > 1)
+    return obj
+
+
+def entry_counters(entry: dict) -> dict:
+    """The user counters of one benchmark entry, without "n" (the row's n already).
+    A standard key counts only when it is repeated (parsed with json_object)."""
+    repeated = getattr(entry, "repeated", frozenset())
+    return {k: v for k, v in entry.items()
+            if k != "n" and (k not in STANDARD_KEYS or k in repeated)
+            and isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
 def filter_for(benchmark: str, baseline: str) -> str:
@@ -104,9 +137,11 @@ def run_name_of(entry: dict) -> str:
 def results_from(data: dict) -> dict:
     """Google Benchmark JSON (one run's) -> {'context', 'results': {(fn, variant, n): measurement}, 'errors'}.
 
-    A measurement is {'time_us', 'gbps', 'items_per_second', 'source', 'repetitions', 'cv',
-    'run_name'}: the median aggregate when the run has repetitions, else the
-    (median of the) iteration entries. Benchmarks that failed or were skipped
+    A measurement is {'time_us', 'gbps', 'items_per_second', 'counters', 'source',
+    'repetitions', 'cv', 'run_name'}: the median aggregate when the run has
+    repetitions, else the (median of the) iteration entries; 'counters' are the
+    user counters of the same entries (entry_counters; per counter, the median
+    of the iteration entries). Benchmarks that failed or were skipped
     are listed in 'errors' as {'name', 'message'}.
     """
     context = data.get("context") if isinstance(data.get("context"), dict) else {}
@@ -145,17 +180,21 @@ def results_from(data: dict) -> dict:
         if name in medians:
             chosen, source, reps = medians[name], "median", medians[name].get("repetitions")
             m = measurement(chosen)
+            m["counters"] = entry_counters(chosen)
         elif name in iterations:
-            runs = [measurement(e) for e in iterations[name]]
-            runs = [r for r in runs if r["time_us"] is not None]
-            if not runs:
+            timed = [e for e in iterations[name] if measurement(e)["time_us"] is not None]
+            if not timed:
                 continue
+            runs = [measurement(e) for e in timed]
             source = "iteration" if len(runs) == 1 else "median of iterations"
             reps = len(runs)
+            each = [entry_counters(e) for e in timed]
             m = {
                 "time_us": statistics.median(r["time_us"] for r in runs),
                 "gbps": median_or_none([r["gbps"] for r in runs]),
                 "items_per_second": median_or_none([r["items_per_second"] for r in runs]),
+                "counters": {k: statistics.median(c[k] for c in each if k in c)
+                             for k in dict.fromkeys(k for c in each for k in c)},
             }
         else:
             continue
