@@ -84,48 +84,91 @@ __device__ void schedule(const State& s, vertex_t v, unsigned long long nd) {
   // END SOLUTION
 }
 
-// A light phase: each frontier vertex u (recorded once per bucket in
-// `settled`) relaxes its edges of weight <= delta.
-__global__ void light_kernel(State s, const vertex_t* __restrict__ frontier, unsigned count) {
-  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
-    const vertex_t u = frontier[i];
-    if (atomicExch(s.settled_stamp + u, s.bucket) != s.bucket) s.settled[atomicAdd(s.settled_count, 1u)] = u;
-    const unsigned long long du = dist_of(s.key[u]);
-    // BEGIN SOLUTION
-    for (graph::offset_t e = s.g.row_offsets[u]; e < s.g.row_offsets[u + 1]; ++e) {
-      const weight_t w = s.g.weights[e];
-      if (static_cast<dist_t>(w) > s.delta) continue;  // heavy: later
-      const vertex_t v = s.g.col_indices[e];
-      const unsigned long long nd = du + static_cast<unsigned long long>(w);
-      if (relax(s.key, v, nd, u)) schedule(s, v, nd);
-    }
-    // STARTER:
-    // // TODO(6.4): for each out-edge u -> v of weight w <= s.delta, relax v
-    // // to du + w with parent u and schedule v when that lowered it.
-    // (void)du;
-    // END SOLUTION
+// Relaxes the out-edges e = begin + rank, begin + rank + stride, ... < end
+// of u (at distance du) of one weight class: w <= delta in a light phase,
+// w > delta in the heavy one. stride threads call it together with ranks
+// 0..stride-1, so that one vertex's edges can be shared by a warp or a block.
+template <bool kLight>
+__device__ void relax_edges(const State& s, vertex_t u, unsigned long long du, graph::offset_t begin,
+                            graph::offset_t end, unsigned rank, unsigned stride) {
+  // BEGIN SOLUTION
+  for (graph::offset_t e = begin + rank; e < end; e += stride) {
+    const weight_t w = s.g.weights[e];
+    if ((static_cast<dist_t>(w) <= s.delta) != kLight) continue;  // the other class
+    const vertex_t v = s.g.col_indices[e];
+    const unsigned long long nd = du + static_cast<unsigned long long>(w);
+    if (relax(s.key, v, nd, u)) schedule(s, v, nd);
   }
+  // STARTER:
+  // // TODO(6.4): for each edge e = begin + rank, begin + rank + stride, ...
+  // // below end, u -> v = s.g.col_indices[e] of weight w = s.g.weights[e]:
+  // // skip it unless (w <= s.delta) == kLight; relax v to du + w with
+  // // parent u, and schedule v when that lowered it.
+  // (void)s; (void)u; (void)du; (void)begin; (void)end; (void)rank; (void)stride;
+  // END SOLUTION
 }
 
-// The heavy phase: each vertex the bucket held relaxes its edges of weight
-// > delta once (their heads land in later buckets).
-__global__ void heavy_kernel(State s, const vertex_t* __restrict__ held, unsigned count) {
-  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
-    const vertex_t u = held[i];
-    const unsigned long long du = dist_of(s.key[u]);
-    // BEGIN SOLUTION
-    for (graph::offset_t e = s.g.row_offsets[u]; e < s.g.row_offsets[u + 1]; ++e) {
-      const weight_t w = s.g.weights[e];
-      if (static_cast<dist_t>(w) <= s.delta) continue;  // light: done
-      const vertex_t v = s.g.col_indices[e];
-      const unsigned long long nd = du + static_cast<unsigned long long>(w);
-      if (relax(s.key, v, nd, u)) schedule(s, v, nd);
+// One phase: every vertex of `list` relaxes its edges of one weight class
+// (light: the frontier, each vertex also recorded once per bucket in
+// `settled`; heavy: every vertex the bucket held). A thread per vertex would
+// leave an R-MAT hub's 10^5 edges to one thread while its block waits, so
+// the work is shared as in Merrill, Garland and Grimshaw's thread-warp-CTA
+// expansion ("Scalable GPU graph traversal", PPoPP 2012): vertices with at
+// least blockDim.x edges are expanded by the whole block, one at a time;
+// then vertices with at least 32 by their warp; the rest by their thread.
+template <bool kLight>
+__global__ void __launch_bounds__(kBlock) expand_kernel(State s, const vertex_t* __restrict__ list, unsigned count) {
+  __shared__ int owner;  // the thread whose vertex the block expands next
+  __shared__ vertex_t shared_u;
+  __shared__ graph::offset_t shared_begin, shared_end;
+  __shared__ unsigned long long shared_du;
+  const unsigned lane = threadIdx.x % 32;
+  // base is the same in every thread of the block: the barriers below are reached by all.
+  for (unsigned base = blockIdx.x * blockDim.x; base < count; base += gridDim.x * blockDim.x) {
+    const unsigned i = base + threadIdx.x;
+    vertex_t u = 0;
+    graph::offset_t begin = 0, end = 0;
+    unsigned long long du = 0;
+    if (i < count) {
+      u = list[i];
+      if (kLight && atomicExch(s.settled_stamp + u, s.bucket) != s.bucket)
+        s.settled[atomicAdd(s.settled_count, 1u)] = u;
+      begin = s.g.row_offsets[u];
+      end = s.g.row_offsets[u + 1];
+      du = dist_of(s.key[u]);
     }
-    // STARTER:
-    // // TODO(6.4): for each out-edge u -> v of weight w > s.delta, relax v to
-    // // du + w with parent u and schedule v when that lowered it.
-    // (void)du;
-    // END SOLUTION
+    // The block, one large vertex at a time.
+    for (;;) {
+      if (threadIdx.x == 0) owner = -1;
+      __syncthreads();
+      if (end - begin >= blockDim.x) atomicMax(&owner, static_cast<int>(threadIdx.x));
+      __syncthreads();
+      const int o = owner;
+      if (o < 0) break;  // the same in every thread
+      if (static_cast<int>(threadIdx.x) == o) {
+        shared_u = u;
+        shared_begin = begin;
+        shared_end = end;
+        shared_du = du;
+        begin = end;  // taken
+      }
+      __syncthreads();
+      relax_edges<kLight>(s, shared_u, shared_du, shared_begin, shared_end, threadIdx.x, blockDim.x);
+      __syncthreads();  // all have read the shared vertex before the next one is written
+    }
+    // The warp, one medium vertex at a time.
+    for (unsigned mask; (mask = __ballot_sync(0xFFFFFFFFu, end - begin >= 32)) != 0;) {
+      const int leader = __ffs(static_cast<int>(mask)) - 1;
+      const vertex_t wu = __shfl_sync(0xFFFFFFFFu, u, leader);
+      const graph::offset_t wb = __shfl_sync(0xFFFFFFFFu, begin, leader);
+      const graph::offset_t we = __shfl_sync(0xFFFFFFFFu, end, leader);
+      const unsigned long long wdu = __shfl_sync(0xFFFFFFFFu, du, leader);
+      if (static_cast<int>(lane) == leader) begin = end;
+      relax_edges<kLight>(s, wu, wdu, wb, we, lane, 32);
+    }
+    // Each thread, its own small vertex.
+    relax_edges<kLight>(s, u, du, begin, end, 0, 1);
+    __syncthreads();  // every thread has read `owner` before the next round resets it
   }
 }
 
@@ -251,7 +294,7 @@ Stats delta_stepping(CsrView g, vertex_t source, dist_t delta, dist_t* dist, ver
         s.next = next;
         s.tag = ++tag;
         CUDALAB_CHECK(cudaMemsetAsync(c_next, 0, sizeof(unsigned), stream));
-        light_kernel<<<blocks_for(count), kBlock, 0, stream>>>(s, frontier, count);
+        expand_kernel<true><<<blocks_for(count), kBlock, 0, stream>>>(s, frontier, count);
         CUDALAB_CHECK_LAUNCH();
         ++stats.iterations;
         read_all();
@@ -263,7 +306,7 @@ Stats delta_stepping(CsrView g, vertex_t source, dist_t delta, dist_t* dist, ver
       s.next = next;
       s.tag = ++tag;
       CUDALAB_CHECK(cudaMemsetAsync(c_next, 0, sizeof(unsigned), stream));
-      heavy_kernel<<<blocks_for(held), kBlock, 0, stream>>>(s, settled, held);
+      expand_kernel<false><<<blocks_for(held), kBlock, 0, stream>>>(s, settled, held);
       CUDALAB_CHECK_LAUNCH();
       ++stats.iterations;
       read_all();
@@ -280,8 +323,8 @@ Stats delta_stepping(CsrView g, vertex_t source, dist_t delta, dist_t* dist, ver
   // // source at first) is not empty: choose the bucket of the smallest far
   // // distance >= lower (far_min_kernel), split the far list (split_kernel:
   // // the first frontier, the kept far vertices), run light phases
-  // // (light_kernel) until the frontier stays empty, then one heavy phase
-  // // (heavy_kernel) over the vertices the bucket held; count phases in
+  // // (expand_kernel<true>) until the frontier stays empty, then one heavy
+  // // phase (expand_kernel<false>) over the vertices the bucket held; count phases in
   // // stats.iterations and buckets in stats.buckets; then lower = the
   // // bucket's end.
   // (void)frontier; (void)next; (void)far_out; (void)settled; (void)stamp; (void)settled_stamp;
