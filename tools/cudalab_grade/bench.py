@@ -44,7 +44,12 @@ def entry_counters(entry: dict) -> dict:
 
 
 def filter_for(benchmark: str, baseline: str) -> str:
-    return f"^({re.escape(benchmark)}|{re.escape(baseline)})(/manual_time)?$"
+    """The --benchmark_filter that runs exactly these two benchmarks: their names as the manifest
+    writes them, followed by any of the suffixes Google Benchmark appends to a run's name
+    ('/iterations:1', '/repeats:1', '/min_time:0.5', '/threads:8', '/manual_time'), the same ones
+    plain_name drops."""
+    suffixes = r"(/[a-z_]+:[^/]+)*(/(" + "|".join(TIME_SUFFIXES) + r"))?"
+    return f"^({re.escape(benchmark)}|{re.escape(baseline)}){suffixes}$"
 
 
 def parse(output: str) -> list[dict] | None:
