@@ -12,11 +12,9 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "cudalab/args.hpp"
 #include "cudalab/async_buffer.cuh"
-#include "cudalab/device_buffer.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/kdtree.cuh"
 #include "cudalab/timer.cuh"
@@ -234,26 +232,39 @@ __device__ Seg block_exclusive_scan(Seg x, Seg& total) {
 }
 
 // Pass 1: the scan of each tile of kTile elements on its own; tile_totals[t]
-// = the combination of the tile's elements.
+// = the combination of the tile's elements, first_heads[t] = the position in
+// the tile of its first head (kTile when it has none): pass 3 adds the carry
+// to the positions before it, and reads nothing else.
 // in and out may be the same array (each thread reads its elements before it writes them).
 __global__ void tile_scan_kernel(const std::uint32_t* in, const std::uint8_t* __restrict__ heads, std::size_t n,
-                                 std::uint32_t* out, Seg* __restrict__ tile_totals) {
+                                 std::uint32_t* out, Seg* __restrict__ tile_totals,
+                                 unsigned* __restrict__ first_heads) {
   const std::size_t base = blockIdx.x * static_cast<std::size_t>(kTile) + threadIdx.x * static_cast<std::size_t>(kItems);
   Seg items[kItems];
+  unsigned own_heads = 0;  // bit j: element j of this thread is a head
   Seg running{0u, 0u};
   for (int j = 0; j < kItems; ++j) {
     const std::size_t i = base + j;
     const Seg x = i < n ? Seg{heads[i] != 0 ? 1u : 0u, in[i]} : Seg{0u, 0u};
+    own_heads |= x.flag << j;
     running = j == 0 ? x : combine(running, x);
     items[j] = running;
   }
   Seg total;
   const Seg prefix = block_exclusive_scan<kBlock>(running, total);
+  unsigned head_before = prefix.flag;  // a head earlier in the tile
   for (int j = 0; j < kItems; ++j) {
     const std::size_t i = base + j;
-    if (i < n) out[i] = combine(prefix, items[j]).value;
+    if ((own_heads >> j & 1u) != 0 && head_before == 0)  // the tile's first head: one writer
+      first_heads[blockIdx.x] = threadIdx.x * kItems + j;
+    const Seg inclusive = combine(prefix, items[j]);
+    head_before = inclusive.flag;
+    if (i < n) out[i] = inclusive.value;
   }
-  if (threadIdx.x == 0) tile_totals[blockIdx.x] = total;
+  if (threadIdx.x == 0) {
+    tile_totals[blockIdx.x] = total;
+    if (total.flag == 0) first_heads[blockIdx.x] = kTile;
+  }
 }
 
 // Pass 2: one block scans the tile totals (exclusively) in chunks of
@@ -271,19 +282,12 @@ __global__ void carry_kernel(const Seg* __restrict__ tile_totals, std::size_t ti
 }
 
 // Pass 3: the elements of tile t before its first head receive carries[t].
-__global__ void fixup_kernel(const std::uint8_t* __restrict__ heads, std::size_t n,
-                             const std::uint32_t* __restrict__ carries, std::uint32_t* __restrict__ out) {
-  __shared__ unsigned first_head;
-  if (threadIdx.x == 0) first_head = kTile;
-  __syncthreads();
-  const std::size_t tile_base = blockIdx.x * static_cast<std::size_t>(kTile);
-  for (int j = threadIdx.x; j < kTile; j += kBlock) {
-    const std::size_t i = tile_base + j;
-    if (i < n && heads[i] != 0) atomicMin(&first_head, static_cast<unsigned>(j));
-  }
-  __syncthreads();
+__global__ void fixup_kernel(std::size_t n, const std::uint32_t* __restrict__ carries,
+                             const unsigned* __restrict__ first_heads, std::uint32_t* __restrict__ out) {
   const std::uint32_t carry = carries[blockIdx.x];
-  const unsigned stop = first_head;
+  if (carry == 0) return;
+  const std::size_t tile_base = blockIdx.x * static_cast<std::size_t>(kTile);
+  const unsigned stop = first_heads[blockIdx.x];
   for (unsigned j = threadIdx.x; j < stop; j += kBlock) {
     const std::size_t i = tile_base + j;
     if (i < n) out[i] += carry;
@@ -298,24 +302,26 @@ void segmented_inclusive_sum(const std::uint32_t* in, const std::uint8_t* heads,
   const std::size_t tiles = (n + kTile - 1) / kTile;
   AsyncBuffer<Seg> tile_totals(tiles, stream);
   AsyncBuffer<std::uint32_t> carries(tiles, stream);
-  tile_scan_kernel<<<static_cast<unsigned>(tiles), kBlock, 0, stream>>>(in, heads, n, out, tile_totals.data());
+  AsyncBuffer<unsigned> first_heads(tiles, stream);
+  tile_scan_kernel<<<static_cast<unsigned>(tiles), kBlock, 0, stream>>>(in, heads, n, out, tile_totals.data(),
+                                                                        first_heads.data());
   CUDALAB_CHECK_LAUNCH();
   carry_kernel<<<1, kCarryBlock, 0, stream>>>(tile_totals.data(), tiles, carries.data());
   CUDALAB_CHECK_LAUNCH();
-  fixup_kernel<<<static_cast<unsigned>(tiles), kBlock, 0, stream>>>(heads, n, carries.data(), out);
+  fixup_kernel<<<static_cast<unsigned>(tiles), kBlock, 0, stream>>>(n, carries.data(), first_heads.data(), out);
   CUDALAB_CHECK_LAUNCH();
 }
 
 // Marks the first position of every active node's segment: heads[b] = 1 and
-// owners[b] = k (the arrays are zero elsewhere); a segmented sum of owners
-// then broadcasts k over segment k.
+// owners[b] = k (the arrays are zero elsewhere; owners may be null); a
+// segmented sum of owners then broadcasts k over segment k.
 __global__ void mark_heads_kernel(const Node* __restrict__ nodes, const int* __restrict__ active, std::size_t m,
                                   std::uint8_t* __restrict__ heads, std::uint32_t* __restrict__ owners) {
   const std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   if (k >= m) return;
   const unsigned b = nodes[active[k]].begin;
   heads[b] = 1;
-  owners[b] = static_cast<std::uint32_t>(k);
+  if (owners != nullptr) owners[b] = static_cast<std::uint32_t>(k);
 }
 
 __device__ __forceinline__ float coordinate(const float3& p, int axis) {
@@ -349,7 +355,7 @@ __global__ void count_kernel(const Node* __restrict__ nodes, const int* __restri
 
 void classify_and_count(const float3* points, const std::uint32_t* idx, std::size_t n, const Node* nodes,
                         const int* active, std::size_t m, std::uint8_t* right_flags, std::uint32_t* right_counts,
-                        cudaStream_t stream) {
+                        cudaStream_t stream, std::uint32_t* owners) {
   detail::check_level("classify_and_count", n, nodes, active, m);
   require_pointer("classify_and_count", "points", points, n);
   require_pointer("classify_and_count", "idx", idx, n);
@@ -357,17 +363,18 @@ void classify_and_count(const float3* points, const std::uint32_t* idx, std::siz
   require_pointer("classify_and_count", "right_counts", right_counts, m);
   if (n == 0) return;
   AsyncBuffer<std::uint8_t> heads(n, stream);
-  AsyncBuffer<std::uint32_t> owners(n, stream);  // k at each segment's head, then k everywhere in it
+  // k at each segment's head, then k everywhere in it: the caller's array when it wants the broadcast
+  AsyncBuffer<std::uint32_t> own_owners(owners == nullptr ? n : 0, stream);
+  if (owners == nullptr) owners = own_owners.data();
   AsyncBuffer<std::uint32_t> values(n, stream);  // the flags as scan input, then their segmented sums
   CUDALAB_CHECK(cudaMemsetAsync(heads.data(), 0, n, stream));
-  CUDALAB_CHECK(cudaMemsetAsync(owners.data(), 0, n * sizeof(std::uint32_t), stream));
+  CUDALAB_CHECK(cudaMemsetAsync(owners, 0, n * sizeof(std::uint32_t), stream));
   const auto node_blocks = static_cast<unsigned>((m + kBlock - 1) / kBlock);
-  mark_heads_kernel<<<node_blocks, kBlock, 0, stream>>>(nodes, active, m, heads.data(), owners.data());
+  mark_heads_kernel<<<node_blocks, kBlock, 0, stream>>>(nodes, active, m, heads.data(), owners);
   CUDALAB_CHECK_LAUNCH();
-  segmented_inclusive_sum(owners.data(), heads.data(), n, owners.data(), stream);  // in place: broadcast
+  segmented_inclusive_sum(owners, heads.data(), n, owners, stream);  // in place: broadcast
   const auto blocks = static_cast<unsigned>((n + kBlock - 1) / kBlock);
-  classify_kernel<<<blocks, kBlock, 0, stream>>>(points, idx, n, nodes, active, owners.data(), right_flags,
-                                                 values.data());
+  classify_kernel<<<blocks, kBlock, 0, stream>>>(points, idx, n, nodes, active, owners, right_flags, values.data());
   CUDALAB_CHECK_LAUNCH();
   segmented_inclusive_sum(values.data(), heads.data(), n, values.data(), stream);  // in place: ranks
   count_kernel<<<node_blocks, kBlock, 0, stream>>>(nodes, active, m, values.data(), right_counts);
@@ -441,26 +448,39 @@ __device__ Seg block_exclusive_scan(Seg x, Seg& total) {
 }
 
 // Pass 1: the scan of each tile of kTile elements on its own; tile_totals[t]
-// = the combination of the tile's elements.
+// = the combination of the tile's elements, first_heads[t] = the position in
+// the tile of its first head (kTile when it has none): pass 3 adds the carry
+// to the positions before it, and reads nothing else.
 // in and out may be the same array (each thread reads its elements before it writes them).
 __global__ void tile_scan_kernel(const std::uint32_t* in, const std::uint8_t* __restrict__ heads, std::size_t n,
-                                 std::uint32_t* out, Seg* __restrict__ tile_totals) {
+                                 std::uint32_t* out, Seg* __restrict__ tile_totals,
+                                 unsigned* __restrict__ first_heads) {
   const std::size_t base = blockIdx.x * static_cast<std::size_t>(kTile) + threadIdx.x * static_cast<std::size_t>(kItems);
   Seg items[kItems];
+  unsigned own_heads = 0;  // bit j: element j of this thread is a head
   Seg running{0u, 0u};
   for (int j = 0; j < kItems; ++j) {
     const std::size_t i = base + j;
     const Seg x = i < n ? Seg{heads[i] != 0 ? 1u : 0u, in[i]} : Seg{0u, 0u};
+    own_heads |= x.flag << j;
     running = j == 0 ? x : combine(running, x);
     items[j] = running;
   }
   Seg total;
   const Seg prefix = block_exclusive_scan<kBlock>(running, total);
+  unsigned head_before = prefix.flag;  // a head earlier in the tile
   for (int j = 0; j < kItems; ++j) {
     const std::size_t i = base + j;
-    if (i < n) out[i] = combine(prefix, items[j]).value;
+    if ((own_heads >> j & 1u) != 0 && head_before == 0)  // the tile's first head: one writer
+      first_heads[blockIdx.x] = threadIdx.x * kItems + j;
+    const Seg inclusive = combine(prefix, items[j]);
+    head_before = inclusive.flag;
+    if (i < n) out[i] = inclusive.value;
   }
-  if (threadIdx.x == 0) tile_totals[blockIdx.x] = total;
+  if (threadIdx.x == 0) {
+    tile_totals[blockIdx.x] = total;
+    if (total.flag == 0) first_heads[blockIdx.x] = kTile;
+  }
 }
 
 // Pass 2: one block scans the tile totals (exclusively) in chunks of
@@ -478,19 +498,12 @@ __global__ void carry_kernel(const Seg* __restrict__ tile_totals, std::size_t ti
 }
 
 // Pass 3: the elements of tile t before its first head receive carries[t].
-__global__ void fixup_kernel(const std::uint8_t* __restrict__ heads, std::size_t n,
-                             const std::uint32_t* __restrict__ carries, std::uint32_t* __restrict__ out) {
-  __shared__ unsigned first_head;
-  if (threadIdx.x == 0) first_head = kTile;
-  __syncthreads();
-  const std::size_t tile_base = blockIdx.x * static_cast<std::size_t>(kTile);
-  for (int j = threadIdx.x; j < kTile; j += kBlock) {
-    const std::size_t i = tile_base + j;
-    if (i < n && heads[i] != 0) atomicMin(&first_head, static_cast<unsigned>(j));
-  }
-  __syncthreads();
+__global__ void fixup_kernel(std::size_t n, const std::uint32_t* __restrict__ carries,
+                             const unsigned* __restrict__ first_heads, std::uint32_t* __restrict__ out) {
   const std::uint32_t carry = carries[blockIdx.x];
-  const unsigned stop = first_head;
+  if (carry == 0) return;
+  const std::size_t tile_base = blockIdx.x * static_cast<std::size_t>(kTile);
+  const unsigned stop = first_heads[blockIdx.x];
   for (unsigned j = threadIdx.x; j < stop; j += kBlock) {
     const std::size_t i = tile_base + j;
     if (i < n) out[i] += carry;
@@ -505,24 +518,26 @@ void segmented_inclusive_sum(const std::uint32_t* in, const std::uint8_t* heads,
   const std::size_t tiles = (n + kTile - 1) / kTile;
   AsyncBuffer<Seg> tile_totals(tiles, stream);
   AsyncBuffer<std::uint32_t> carries(tiles, stream);
-  tile_scan_kernel<<<static_cast<unsigned>(tiles), kBlock, 0, stream>>>(in, heads, n, out, tile_totals.data());
+  AsyncBuffer<unsigned> first_heads(tiles, stream);
+  tile_scan_kernel<<<static_cast<unsigned>(tiles), kBlock, 0, stream>>>(in, heads, n, out, tile_totals.data(),
+                                                                        first_heads.data());
   CUDALAB_CHECK_LAUNCH();
   carry_kernel<<<1, kCarryBlock, 0, stream>>>(tile_totals.data(), tiles, carries.data());
   CUDALAB_CHECK_LAUNCH();
-  fixup_kernel<<<static_cast<unsigned>(tiles), kBlock, 0, stream>>>(heads, n, carries.data(), out);
+  fixup_kernel<<<static_cast<unsigned>(tiles), kBlock, 0, stream>>>(n, carries.data(), first_heads.data(), out);
   CUDALAB_CHECK_LAUNCH();
 }
 
 // Marks the first position of every active node's segment: heads[b] = 1 and
-// owners[b] = k (the arrays are zero elsewhere); a segmented sum of owners
-// then broadcasts k over segment k.
+// owners[b] = k (the arrays are zero elsewhere; owners may be null); a
+// segmented sum of owners then broadcasts k over segment k.
 __global__ void mark_heads_kernel(const Node* __restrict__ nodes, const int* __restrict__ active, std::size_t m,
                                   std::uint8_t* __restrict__ heads, std::uint32_t* __restrict__ owners) {
   const std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   if (k >= m) return;
   const unsigned b = nodes[active[k]].begin;
   heads[b] = 1;
-  owners[b] = static_cast<std::uint32_t>(k);
+  if (owners != nullptr) owners[b] = static_cast<std::uint32_t>(k);
 }
 
 // Given: the flags as 32-bit scan input.
@@ -552,26 +567,30 @@ __global__ void scatter_kernel(const std::uint32_t* __restrict__ in, const std::
 }  // namespace
 
 void segmented_split(const std::uint32_t* in, const std::uint8_t* right_flags, std::size_t n, const Node* nodes,
-                     const int* active, std::size_t m, std::uint32_t* out, cudaStream_t stream) {
+                     const int* active, std::size_t m, std::uint32_t* out, cudaStream_t stream,
+                     const std::uint32_t* owners) {
   detail::check_level("segmented_split", n, nodes, active, m);
   require_pointer("segmented_split", "in", in, n);
   require_pointer("segmented_split", "right_flags", right_flags, n);
   require_pointer("segmented_split", "out", out, n);
   if (n == 0) return;
   AsyncBuffer<std::uint8_t> heads(n, stream);
-  AsyncBuffer<std::uint32_t> owners(n, stream);
+  AsyncBuffer<std::uint32_t> own_owners(owners == nullptr ? n : 0, stream);  // the broadcast, unless given
   AsyncBuffer<std::uint32_t> ranks(n, stream);
   CUDALAB_CHECK(cudaMemsetAsync(heads.data(), 0, n, stream));
-  CUDALAB_CHECK(cudaMemsetAsync(owners.data(), 0, n * sizeof(std::uint32_t), stream));
+  if (owners == nullptr) CUDALAB_CHECK(cudaMemsetAsync(own_owners.data(), 0, n * sizeof(std::uint32_t), stream));
   const auto node_blocks = static_cast<unsigned>((m + kBlock - 1) / kBlock);
-  mark_heads_kernel<<<node_blocks, kBlock, 0, stream>>>(nodes, active, m, heads.data(), owners.data());
+  mark_heads_kernel<<<node_blocks, kBlock, 0, stream>>>(nodes, active, m, heads.data(), own_owners.data());
   CUDALAB_CHECK_LAUNCH();
-  segmented_inclusive_sum(owners.data(), heads.data(), n, owners.data(), stream);
+  if (owners == nullptr) {
+    segmented_inclusive_sum(own_owners.data(), heads.data(), n, own_owners.data(), stream);
+    owners = own_owners.data();
+  }
   const auto blocks = static_cast<unsigned>((n + kBlock - 1) / kBlock);
   widen_kernel<<<blocks, kBlock, 0, stream>>>(right_flags, n, ranks.data());
   CUDALAB_CHECK_LAUNCH();
   segmented_inclusive_sum(ranks.data(), heads.data(), n, ranks.data(), stream);
-  scatter_kernel<<<blocks, kBlock, 0, stream>>>(in, right_flags, n, nodes, active, owners.data(), ranks.data(), out);
+  scatter_kernel<<<blocks, kBlock, 0, stream>>>(in, right_flags, n, nodes, active, owners, ranks.data(), out);
   CUDALAB_CHECK_LAUNCH();
 }
 
@@ -715,18 +734,6 @@ __global__ void move_points_kernel(const std::uint32_t* __restrict__ split_idx, 
   (large ? next_idx : leaf_points)[child.begin + local] = split_idx[i];
 }
 
-// owner[i] = the active position of the segment holding position i (the
-// broadcast of 7.3).
-void owners_of(const Node* nodes, const int* active, std::size_t m, std::size_t n, std::uint8_t* heads,
-               std::uint32_t* owner, cudaStream_t stream) {
-  namespace g = given_classify_and_count;
-  CUDALAB_CHECK(cudaMemsetAsync(heads, 0, n, stream));
-  CUDALAB_CHECK(cudaMemsetAsync(owner, 0, n * sizeof(std::uint32_t), stream));
-  g::mark_heads_kernel<<<blocks_for(m), kStageBlock, 0, stream>>>(nodes, active, m, heads, owner);
-  CUDALAB_CHECK_LAUNCH();
-  g::segmented_inclusive_sum(owner, heads, n, owner, stream);
-}
-
 // The four numbers the host needs after a level, gathered on the device so
 // that one copy (one synchronization) brings them back.
 struct LevelCounters {
@@ -750,19 +757,44 @@ LevelCounters read_counters(const long long* node_count, const unsigned* node_er
   return stack::detail::read_device_value(scratch, stream);
 }
 
-// One value read back from the device (synchronizes the stream).
-template <class V>
-V read_value(const V* ptr, cudaStream_t stream) {
-  return stack::detail::read_device_value(ptr, stream);
+// Every counter and error word of the stage in one device block, so that
+// one copy sets them all and no call allocates them one by one.
+struct StageCounters {
+  long long node_count;            ///< the node stack's counter
+  long long small_count;           ///< the small list's counter
+  long long list_count[2];         ///< the counters of the active and next lists
+  unsigned node_errors;            ///< the node stack's error word
+  unsigned small_errors;           ///< the small list's error word
+  unsigned list_errors[2];         ///< the lists' error words
+  unsigned long long points[2];    ///< next_points, small_points
+  LevelCounters level;             ///< what read_counters brings back
+  Box root_box;                    ///< 7.1's output
+  std::uint64_t first_bad;         ///< 7.1's first bad index
+};
+
+// Writes the root (the box of 7.1, all n points, depth 0) and starts the
+// stacks: when the root is small, small[0] = 0; otherwise the node count is
+// 1 and the active list holds the root alone. One thread: no host copies.
+__global__ void start_stage_kernel(StageCounters* c, Node* nodes, std::size_t n, bool root_is_small, int* small,
+                                   int* active) {
+  nodes[0] = Node{c->root_box, -1, 0.0f, -1, -1, 0u, static_cast<unsigned>(n), 0};
+  c->node_count = 1;
+  if (root_is_small) {
+    small[0] = 0;
+    c->small_count = 1;
+  } else {
+    active[0] = 0;
+    c->list_count[0] = 1;
+  }
 }
 
 // A list of node indices with its counter and error word (a chapter 3 stack).
 struct List {
-  explicit List(std::size_t capacity) : data(capacity), count(std::vector<long long>{0}), errors(std::vector<unsigned>{0}) {}
-  DeviceBuffer<int> data;
-  DeviceBuffer<long long> count;
-  DeviceBuffer<unsigned> errors;
-  stack::DeviceStack<int> view() { return {data.data(), data.size(), count.data(), errors.data()}; }
+  int* data;
+  std::size_t capacity;
+  long long* count;
+  unsigned* errors;
+  stack::DeviceStack<int> view() const { return {data, capacity, count, errors}; }
 };
 
 }  // namespace
@@ -783,46 +815,45 @@ LargeNodeStage build_large_nodes(const float3* points, std::size_t n, std::size_
   require_pointer(fn, "small", small, node_capacity);
   require_pointer(fn, "leaf_points", leaf_points, n);
 
+  // Scratch of the stage from the stream-ordered pool: no cudaMalloc, no
+  // cudaFree (which would synchronize the device), memory kept between calls.
+  cudalab::detail::keep_pool_memory(std::uint64_t{24} * n + std::uint64_t{16} * node_capacity + (std::uint64_t{16} << 20));
+  AsyncBuffer<StageCounters> block(1, stream);
+  StageCounters* st = block.data();
+  CUDALAB_CHECK(cudaMemsetAsync(st, 0, sizeof(StageCounters), stream));
+
   // The root: its box, and the check of the input, before anything is written.
-  DeviceBuffer<Box> root_box(1);
-  DeviceBuffer<std::uint64_t> first_bad(1);
-  given_bounding_box::bounding_box(points, n, root_box.data(), first_bad.data(), stream);
-  const std::uint64_t bad = read_value(first_bad.data(), stream);
+  given_bounding_box::bounding_box(points, n, &st->root_box, &st->first_bad, stream);
+  const std::uint64_t bad = stack::detail::read_device_value(&st->first_bad, stream);
   if (bad < n)
     throw std::invalid_argument(std::string(fn) + ": point " + std::to_string(bad) +
                                 " has a NaN or infinite coordinate");
-  const Box box = read_value(root_box.data(), stream);
-  const Node root{box, -1, 0.0f, -1, -1, 0u, static_cast<unsigned>(n), 0};
-  CUDALAB_CHECK(cudaMemcpyAsync(nodes, &root, sizeof root, cudaMemcpyHostToDevice, stream));
-
+  const bool root_is_small = n <= threshold || max_depth == 0;
+  // The node array and the small list as chapter 3 stacks, the active and
+  // next lists; all their counters in `block`.
+  AsyncBuffer<int> list_data(root_is_small ? 0 : 2 * node_capacity, stream);
+  start_stage_kernel<<<1, 1, 0, stream>>>(st, nodes, n, root_is_small, small, list_data.data());
+  CUDALAB_CHECK_LAUNCH();
   LargeNodeStage result;
   result.nodes = 1;
-  if (n <= threshold || max_depth == 0) {  // the root is small
-    const int zero = 0;
-    CUDALAB_CHECK(cudaMemcpyAsync(small, &zero, sizeof zero, cudaMemcpyHostToDevice, stream));
+  if (root_is_small) {
     iota_kernel<<<blocks_for(n), kStageBlock, 0, stream>>>(leaf_points, n);
     CUDALAB_CHECK_LAUNCH();
     CUDALAB_CHECK(cudaStreamSynchronize(stream));
     result.small = 1;
     return result;
   }
-
-  // The node array and the small list as chapter 3 stacks (counters here).
-  DeviceBuffer<long long> node_count(std::vector<long long>{1}), small_count(std::vector<long long>{0});
-  DeviceBuffer<unsigned> node_errors(std::vector<unsigned>{0}), small_errors(std::vector<unsigned>{0});
-  const stack::DeviceStack<Node> node_stack{nodes, node_capacity, node_count.data(), node_errors.data()};
-  const stack::DeviceStack<int> small_stack{small, node_capacity, small_count.data(), small_errors.data()};
-  List active_list(node_capacity), next_list(node_capacity);
-  active_list.count.upload({1});
-  const int root_id = 0;
-  CUDALAB_CHECK(cudaMemcpyAsync(active_list.data.data(), &root_id, sizeof root_id, cudaMemcpyHostToDevice, stream));
-  // Working arrays: the level's point indices, the split ones, flags, owners, heads, right counts.
-  DeviceBuffer<std::uint32_t> work(n), split(n), owner(n), rights(node_capacity);
-  DeviceBuffer<std::uint8_t> flags(n), heads(n);
-  DeviceBuffer<unsigned long long> point_counters(std::vector<unsigned long long>{0, 0});  // next, small
-  unsigned long long* next_points = point_counters.data();
-  unsigned long long* small_points = point_counters.data() + 1;
-  DeviceBuffer<LevelCounters> counters(1);
+  const stack::DeviceStack<Node> node_stack{nodes, node_capacity, &st->node_count, &st->node_errors};
+  const stack::DeviceStack<int> small_stack{small, node_capacity, &st->small_count, &st->small_errors};
+  List active_list{list_data.data(), node_capacity, &st->list_count[0], &st->list_errors[0]};
+  List next_list{list_data.data() + node_capacity, node_capacity, &st->list_count[1], &st->list_errors[1]};
+  // Working arrays: the level's point indices, the split ones, the owners (7.3's broadcast), flags, right counts.
+  AsyncBuffer<std::uint32_t> work(n, stream), split(n, stream), owner(n, stream), rights(node_capacity, stream);
+  AsyncBuffer<std::uint8_t> flags(n, stream);
+  // (maybe_unused: the starter leaves them to the student's loop)
+  [[maybe_unused]] unsigned long long* next_points = &st->points[0];
+  [[maybe_unused]] unsigned long long* small_points = &st->points[1];
+  [[maybe_unused]] LevelCounters* counters = &st->level;
   iota_kernel<<<blocks_for(n), kStageBlock, 0, stream>>>(work.data(), n);
   CUDALAB_CHECK_LAUNCH();
   EventTimer timer;
@@ -831,19 +862,18 @@ LargeNodeStage build_large_nodes(const float3* points, std::size_t n, std::size_
   std::size_t m = 1, level_points = n;  // the root is the one active node
   for (int level = 0; m > 0; ++level) {
     if (time_levels) timer.start(stream);
-    given_select_splits::select_splits(nodes, active_list.data.data(), m, stream);
-    given_classify_and_count::classify_and_count(points, work.data(), level_points, nodes, active_list.data.data(),
-                                                 m, flags.data(), rights.data(), stream);
-    given_segmented_split::segmented_split(work.data(), flags.data(), level_points, nodes, active_list.data.data(),
-                                           m, split.data(), stream);
-    CUDALAB_CHECK(cudaMemsetAsync(next_list.count.data(), 0, sizeof(long long), stream));
+    given_select_splits::select_splits(nodes, active_list.data, m, stream);
+    given_classify_and_count::classify_and_count(points, work.data(), level_points, nodes, active_list.data, m,
+                                                 flags.data(), rights.data(), stream, owner.data());
+    given_segmented_split::segmented_split(work.data(), flags.data(), level_points, nodes, active_list.data, m,
+                                           split.data(), stream, owner.data());
+    CUDALAB_CHECK(cudaMemsetAsync(next_list.count, 0, sizeof(long long), stream));
     CUDALAB_CHECK(cudaMemsetAsync(next_points, 0, sizeof(unsigned long long), stream));
-    given_complete_nodes::complete_nodes(node_stack, active_list.data.data(), rights.data(), m, threshold, max_depth,
+    given_complete_nodes::complete_nodes(node_stack, active_list.data, rights.data(), m, threshold, max_depth,
                                          next_list.view(), small_stack, next_points, small_points, stream);
-    owners_of(nodes, active_list.data.data(), m, level_points, heads.data(), owner.data(), stream);
     move_points_kernel<<<blocks_for(level_points), kStageBlock, 0, stream>>>(
-        split.data(), level_points, nodes, active_list.data.data(), owner.data(), rights.data(), threshold,
-        max_depth, work.data(), leaf_points);
+        split.data(), level_points, nodes, active_list.data, owner.data(), rights.data(), threshold, max_depth,
+        work.data(), leaf_points);
     CUDALAB_CHECK_LAUNCH();
     float ms = -1.0f;
     if (time_levels) {
@@ -851,8 +881,8 @@ LargeNodeStage build_large_nodes(const float3* points, std::size_t n, std::size_
       ms = timer.elapsed_ms();
     }
     result.levels.push_back({m, level_points, ms});
-    const LevelCounters c = read_counters(node_count.data(), node_errors.data(), next_list.count.data(),
-                                          next_points, counters.data(), stream);
+    const LevelCounters c =
+        read_counters(node_stack.count, node_stack.errors, next_list.count, next_points, counters, stream);
     if (c.errors != 0)
       throw std::length_error(std::string(fn) + ": the node array of capacity " + std::to_string(node_capacity) +
                               " is full at level " + std::to_string(level) + " (" + std::to_string(c.nodes) +
@@ -866,10 +896,11 @@ LargeNodeStage build_large_nodes(const float3* points, std::size_t n, std::size_
   // STARTER:
   // // TODO(7.6): m = 1 active node (the root), level_points = n; while m > 0:
   // // the splits (given_select_splits::select_splits),
-  // // classification (given_classify_and_count::...), the split of the working
-  // // array into `split` (given_segmented_split::...), reset the next list's
+  // // classification (given_classify_and_count::..., with `owner` as its
+  // // owners output), the split of the working array into `split`
+  // // (given_segmented_split::..., reusing `owner`), reset the next list's
   // // count and *next_points, complete the nodes (given_complete_nodes::...),
-  // // owners_of and move_points_kernel (writing the next level into `work`),
+  // // move_points_kernel (writing the next level into `work`),
   // // record result.levels / nodes / depth, read_counters (into `counters`),
   // // throw std::length_error when its error word is set, take the next m
   // // and level_points from it, swap the lists.
@@ -877,18 +908,19 @@ LargeNodeStage build_large_nodes(const float3* points, std::size_t n, std::size_
   // (void)time_levels;
   // (void)node_stack;
   // (void)small_stack;
+  // (void)active_list;
+  // (void)next_list;
   // (void)next_points;
   // (void)small_points;
   // (void)&given_select_splits::select_splits;
   // (void)&given_classify_and_count::classify_and_count;
   // (void)&given_segmented_split::segmented_split;
   // (void)&given_complete_nodes::complete_nodes;
-  // (void)&owners_of;
   // (void)&move_points_kernel;
   // (void)&read_counters;
   // (void)counters;
   // END SOLUTION
-  result.small = static_cast<std::size_t>(read_value(small_count.data(), stream));
+  result.small = static_cast<std::size_t>(stack::detail::read_device_value(small_stack.count, stream));
   return result;
 }
 

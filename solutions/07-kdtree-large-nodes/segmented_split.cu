@@ -76,26 +76,39 @@ __device__ Seg block_exclusive_scan(Seg x, Seg& total) {
 }
 
 // Pass 1: the scan of each tile of kTile elements on its own; tile_totals[t]
-// = the combination of the tile's elements.
+// = the combination of the tile's elements, first_heads[t] = the position in
+// the tile of its first head (kTile when it has none): pass 3 adds the carry
+// to the positions before it, and reads nothing else.
 // in and out may be the same array (each thread reads its elements before it writes them).
 __global__ void tile_scan_kernel(const std::uint32_t* in, const std::uint8_t* __restrict__ heads, std::size_t n,
-                                 std::uint32_t* out, Seg* __restrict__ tile_totals) {
+                                 std::uint32_t* out, Seg* __restrict__ tile_totals,
+                                 unsigned* __restrict__ first_heads) {
   const std::size_t base = blockIdx.x * static_cast<std::size_t>(kTile) + threadIdx.x * static_cast<std::size_t>(kItems);
   Seg items[kItems];
+  unsigned own_heads = 0;  // bit j: element j of this thread is a head
   Seg running{0u, 0u};
   for (int j = 0; j < kItems; ++j) {
     const std::size_t i = base + j;
     const Seg x = i < n ? Seg{heads[i] != 0 ? 1u : 0u, in[i]} : Seg{0u, 0u};
+    own_heads |= x.flag << j;
     running = j == 0 ? x : combine(running, x);
     items[j] = running;
   }
   Seg total;
   const Seg prefix = block_exclusive_scan<kBlock>(running, total);
+  unsigned head_before = prefix.flag;  // a head earlier in the tile
   for (int j = 0; j < kItems; ++j) {
     const std::size_t i = base + j;
-    if (i < n) out[i] = combine(prefix, items[j]).value;
+    if ((own_heads >> j & 1u) != 0 && head_before == 0)  // the tile's first head: one writer
+      first_heads[blockIdx.x] = threadIdx.x * kItems + j;
+    const Seg inclusive = combine(prefix, items[j]);
+    head_before = inclusive.flag;
+    if (i < n) out[i] = inclusive.value;
   }
-  if (threadIdx.x == 0) tile_totals[blockIdx.x] = total;
+  if (threadIdx.x == 0) {
+    tile_totals[blockIdx.x] = total;
+    if (total.flag == 0) first_heads[blockIdx.x] = kTile;
+  }
 }
 
 // Pass 2: one block scans the tile totals (exclusively) in chunks of
@@ -113,19 +126,12 @@ __global__ void carry_kernel(const Seg* __restrict__ tile_totals, std::size_t ti
 }
 
 // Pass 3: the elements of tile t before its first head receive carries[t].
-__global__ void fixup_kernel(const std::uint8_t* __restrict__ heads, std::size_t n,
-                             const std::uint32_t* __restrict__ carries, std::uint32_t* __restrict__ out) {
-  __shared__ unsigned first_head;
-  if (threadIdx.x == 0) first_head = kTile;
-  __syncthreads();
-  const std::size_t tile_base = blockIdx.x * static_cast<std::size_t>(kTile);
-  for (int j = threadIdx.x; j < kTile; j += kBlock) {
-    const std::size_t i = tile_base + j;
-    if (i < n && heads[i] != 0) atomicMin(&first_head, static_cast<unsigned>(j));
-  }
-  __syncthreads();
+__global__ void fixup_kernel(std::size_t n, const std::uint32_t* __restrict__ carries,
+                             const unsigned* __restrict__ first_heads, std::uint32_t* __restrict__ out) {
   const std::uint32_t carry = carries[blockIdx.x];
-  const unsigned stop = first_head;
+  if (carry == 0) return;
+  const std::size_t tile_base = blockIdx.x * static_cast<std::size_t>(kTile);
+  const unsigned stop = first_heads[blockIdx.x];
   for (unsigned j = threadIdx.x; j < stop; j += kBlock) {
     const std::size_t i = tile_base + j;
     if (i < n) out[i] += carry;
@@ -140,24 +146,26 @@ void segmented_inclusive_sum(const std::uint32_t* in, const std::uint8_t* heads,
   const std::size_t tiles = (n + kTile - 1) / kTile;
   AsyncBuffer<Seg> tile_totals(tiles, stream);
   AsyncBuffer<std::uint32_t> carries(tiles, stream);
-  tile_scan_kernel<<<static_cast<unsigned>(tiles), kBlock, 0, stream>>>(in, heads, n, out, tile_totals.data());
+  AsyncBuffer<unsigned> first_heads(tiles, stream);
+  tile_scan_kernel<<<static_cast<unsigned>(tiles), kBlock, 0, stream>>>(in, heads, n, out, tile_totals.data(),
+                                                                        first_heads.data());
   CUDALAB_CHECK_LAUNCH();
   carry_kernel<<<1, kCarryBlock, 0, stream>>>(tile_totals.data(), tiles, carries.data());
   CUDALAB_CHECK_LAUNCH();
-  fixup_kernel<<<static_cast<unsigned>(tiles), kBlock, 0, stream>>>(heads, n, carries.data(), out);
+  fixup_kernel<<<static_cast<unsigned>(tiles), kBlock, 0, stream>>>(n, carries.data(), first_heads.data(), out);
   CUDALAB_CHECK_LAUNCH();
 }
 
 // Marks the first position of every active node's segment: heads[b] = 1 and
-// owners[b] = k (the arrays are zero elsewhere); a segmented sum of owners
-// then broadcasts k over segment k.
+// owners[b] = k (the arrays are zero elsewhere; owners may be null); a
+// segmented sum of owners then broadcasts k over segment k.
 __global__ void mark_heads_kernel(const Node* __restrict__ nodes, const int* __restrict__ active, std::size_t m,
                                   std::uint8_t* __restrict__ heads, std::uint32_t* __restrict__ owners) {
   const std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   if (k >= m) return;
   const unsigned b = nodes[active[k]].begin;
   heads[b] = 1;
-  owners[b] = static_cast<std::uint32_t>(k);
+  if (owners != nullptr) owners[b] = static_cast<std::uint32_t>(k);
 }
 
 // Given: the flags as 32-bit scan input.
@@ -201,26 +209,30 @@ __global__ void scatter_kernel(const std::uint32_t* __restrict__ in, const std::
 }  // namespace
 
 void segmented_split(const std::uint32_t* in, const std::uint8_t* right_flags, std::size_t n, const Node* nodes,
-                     const int* active, std::size_t m, std::uint32_t* out, cudaStream_t stream) {
+                     const int* active, std::size_t m, std::uint32_t* out, cudaStream_t stream,
+                     const std::uint32_t* owners) {
   detail::check_level("segmented_split", n, nodes, active, m);
   require_pointer("segmented_split", "in", in, n);
   require_pointer("segmented_split", "right_flags", right_flags, n);
   require_pointer("segmented_split", "out", out, n);
   if (n == 0) return;
   AsyncBuffer<std::uint8_t> heads(n, stream);
-  AsyncBuffer<std::uint32_t> owners(n, stream);
+  AsyncBuffer<std::uint32_t> own_owners(owners == nullptr ? n : 0, stream);  // the broadcast, unless given
   AsyncBuffer<std::uint32_t> ranks(n, stream);
   CUDALAB_CHECK(cudaMemsetAsync(heads.data(), 0, n, stream));
-  CUDALAB_CHECK(cudaMemsetAsync(owners.data(), 0, n * sizeof(std::uint32_t), stream));
+  if (owners == nullptr) CUDALAB_CHECK(cudaMemsetAsync(own_owners.data(), 0, n * sizeof(std::uint32_t), stream));
   const auto node_blocks = static_cast<unsigned>((m + kBlock - 1) / kBlock);
-  mark_heads_kernel<<<node_blocks, kBlock, 0, stream>>>(nodes, active, m, heads.data(), owners.data());
+  mark_heads_kernel<<<node_blocks, kBlock, 0, stream>>>(nodes, active, m, heads.data(), own_owners.data());
   CUDALAB_CHECK_LAUNCH();
-  segmented_inclusive_sum(owners.data(), heads.data(), n, owners.data(), stream);
+  if (owners == nullptr) {
+    segmented_inclusive_sum(own_owners.data(), heads.data(), n, own_owners.data(), stream);
+    owners = own_owners.data();
+  }
   const auto blocks = static_cast<unsigned>((n + kBlock - 1) / kBlock);
   widen_kernel<<<blocks, kBlock, 0, stream>>>(right_flags, n, ranks.data());
   CUDALAB_CHECK_LAUNCH();
   segmented_inclusive_sum(ranks.data(), heads.data(), n, ranks.data(), stream);
-  scatter_kernel<<<blocks, kBlock, 0, stream>>>(in, right_flags, n, nodes, active, owners.data(), ranks.data(), out);
+  scatter_kernel<<<blocks, kBlock, 0, stream>>>(in, right_flags, n, nodes, active, owners, ranks.data(), out);
   CUDALAB_CHECK_LAUNCH();
 }
 

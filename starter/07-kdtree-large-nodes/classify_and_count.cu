@@ -77,26 +77,39 @@ __device__ Seg block_exclusive_scan(Seg x, Seg& total) {
 }
 
 // Pass 1: the scan of each tile of kTile elements on its own; tile_totals[t]
-// = the combination of the tile's elements.
+// = the combination of the tile's elements, first_heads[t] = the position in
+// the tile of its first head (kTile when it has none): pass 3 adds the carry
+// to the positions before it, and reads nothing else.
 // in and out may be the same array (each thread reads its elements before it writes them).
 __global__ void tile_scan_kernel(const std::uint32_t* in, const std::uint8_t* __restrict__ heads, std::size_t n,
-                                 std::uint32_t* out, Seg* __restrict__ tile_totals) {
+                                 std::uint32_t* out, Seg* __restrict__ tile_totals,
+                                 unsigned* __restrict__ first_heads) {
   const std::size_t base = blockIdx.x * static_cast<std::size_t>(kTile) + threadIdx.x * static_cast<std::size_t>(kItems);
   Seg items[kItems];
+  unsigned own_heads = 0;  // bit j: element j of this thread is a head
   Seg running{0u, 0u};
   for (int j = 0; j < kItems; ++j) {
     const std::size_t i = base + j;
     const Seg x = i < n ? Seg{heads[i] != 0 ? 1u : 0u, in[i]} : Seg{0u, 0u};
+    own_heads |= x.flag << j;
     running = j == 0 ? x : combine(running, x);
     items[j] = running;
   }
   Seg total;
   const Seg prefix = block_exclusive_scan<kBlock>(running, total);
+  unsigned head_before = prefix.flag;  // a head earlier in the tile
   for (int j = 0; j < kItems; ++j) {
     const std::size_t i = base + j;
-    if (i < n) out[i] = combine(prefix, items[j]).value;
+    if ((own_heads >> j & 1u) != 0 && head_before == 0)  // the tile's first head: one writer
+      first_heads[blockIdx.x] = threadIdx.x * kItems + j;
+    const Seg inclusive = combine(prefix, items[j]);
+    head_before = inclusive.flag;
+    if (i < n) out[i] = inclusive.value;
   }
-  if (threadIdx.x == 0) tile_totals[blockIdx.x] = total;
+  if (threadIdx.x == 0) {
+    tile_totals[blockIdx.x] = total;
+    if (total.flag == 0) first_heads[blockIdx.x] = kTile;
+  }
 }
 
 // Pass 2: one block scans the tile totals (exclusively) in chunks of
@@ -114,19 +127,12 @@ __global__ void carry_kernel(const Seg* __restrict__ tile_totals, std::size_t ti
 }
 
 // Pass 3: the elements of tile t before its first head receive carries[t].
-__global__ void fixup_kernel(const std::uint8_t* __restrict__ heads, std::size_t n,
-                             const std::uint32_t* __restrict__ carries, std::uint32_t* __restrict__ out) {
-  __shared__ unsigned first_head;
-  if (threadIdx.x == 0) first_head = kTile;
-  __syncthreads();
-  const std::size_t tile_base = blockIdx.x * static_cast<std::size_t>(kTile);
-  for (int j = threadIdx.x; j < kTile; j += kBlock) {
-    const std::size_t i = tile_base + j;
-    if (i < n && heads[i] != 0) atomicMin(&first_head, static_cast<unsigned>(j));
-  }
-  __syncthreads();
+__global__ void fixup_kernel(std::size_t n, const std::uint32_t* __restrict__ carries,
+                             const unsigned* __restrict__ first_heads, std::uint32_t* __restrict__ out) {
   const std::uint32_t carry = carries[blockIdx.x];
-  const unsigned stop = first_head;
+  if (carry == 0) return;
+  const std::size_t tile_base = blockIdx.x * static_cast<std::size_t>(kTile);
+  const unsigned stop = first_heads[blockIdx.x];
   for (unsigned j = threadIdx.x; j < stop; j += kBlock) {
     const std::size_t i = tile_base + j;
     if (i < n) out[i] += carry;
@@ -141,24 +147,26 @@ void segmented_inclusive_sum(const std::uint32_t* in, const std::uint8_t* heads,
   const std::size_t tiles = (n + kTile - 1) / kTile;
   AsyncBuffer<Seg> tile_totals(tiles, stream);
   AsyncBuffer<std::uint32_t> carries(tiles, stream);
-  tile_scan_kernel<<<static_cast<unsigned>(tiles), kBlock, 0, stream>>>(in, heads, n, out, tile_totals.data());
+  AsyncBuffer<unsigned> first_heads(tiles, stream);
+  tile_scan_kernel<<<static_cast<unsigned>(tiles), kBlock, 0, stream>>>(in, heads, n, out, tile_totals.data(),
+                                                                        first_heads.data());
   CUDALAB_CHECK_LAUNCH();
   carry_kernel<<<1, kCarryBlock, 0, stream>>>(tile_totals.data(), tiles, carries.data());
   CUDALAB_CHECK_LAUNCH();
-  fixup_kernel<<<static_cast<unsigned>(tiles), kBlock, 0, stream>>>(heads, n, carries.data(), out);
+  fixup_kernel<<<static_cast<unsigned>(tiles), kBlock, 0, stream>>>(n, carries.data(), first_heads.data(), out);
   CUDALAB_CHECK_LAUNCH();
 }
 
 // Marks the first position of every active node's segment: heads[b] = 1 and
-// owners[b] = k (the arrays are zero elsewhere); a segmented sum of owners
-// then broadcasts k over segment k.
+// owners[b] = k (the arrays are zero elsewhere; owners may be null); a
+// segmented sum of owners then broadcasts k over segment k.
 __global__ void mark_heads_kernel(const Node* __restrict__ nodes, const int* __restrict__ active, std::size_t m,
                                   std::uint8_t* __restrict__ heads, std::uint32_t* __restrict__ owners) {
   const std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   if (k >= m) return;
   const unsigned b = nodes[active[k]].begin;
   heads[b] = 1;
-  owners[b] = static_cast<std::uint32_t>(k);
+  if (owners != nullptr) owners[b] = static_cast<std::uint32_t>(k);
 }
 
 __device__ __forceinline__ float coordinate(const float3& p, int axis) {
@@ -202,7 +210,7 @@ __global__ void count_kernel(const Node* __restrict__ nodes, const int* __restri
 
 void classify_and_count(const float3* points, const std::uint32_t* idx, std::size_t n, const Node* nodes,
                         const int* active, std::size_t m, std::uint8_t* right_flags, std::uint32_t* right_counts,
-                        cudaStream_t stream) {
+                        cudaStream_t stream, std::uint32_t* owners) {
   detail::check_level("classify_and_count", n, nodes, active, m);
   require_pointer("classify_and_count", "points", points, n);
   require_pointer("classify_and_count", "idx", idx, n);
@@ -210,17 +218,18 @@ void classify_and_count(const float3* points, const std::uint32_t* idx, std::siz
   require_pointer("classify_and_count", "right_counts", right_counts, m);
   if (n == 0) return;
   AsyncBuffer<std::uint8_t> heads(n, stream);
-  AsyncBuffer<std::uint32_t> owners(n, stream);  // k at each segment's head, then k everywhere in it
+  // k at each segment's head, then k everywhere in it: the caller's array when it wants the broadcast
+  AsyncBuffer<std::uint32_t> own_owners(owners == nullptr ? n : 0, stream);
+  if (owners == nullptr) owners = own_owners.data();
   AsyncBuffer<std::uint32_t> values(n, stream);  // the flags as scan input, then their segmented sums
   CUDALAB_CHECK(cudaMemsetAsync(heads.data(), 0, n, stream));
-  CUDALAB_CHECK(cudaMemsetAsync(owners.data(), 0, n * sizeof(std::uint32_t), stream));
+  CUDALAB_CHECK(cudaMemsetAsync(owners, 0, n * sizeof(std::uint32_t), stream));
   const auto node_blocks = static_cast<unsigned>((m + kBlock - 1) / kBlock);
-  mark_heads_kernel<<<node_blocks, kBlock, 0, stream>>>(nodes, active, m, heads.data(), owners.data());
+  mark_heads_kernel<<<node_blocks, kBlock, 0, stream>>>(nodes, active, m, heads.data(), owners);
   CUDALAB_CHECK_LAUNCH();
-  segmented_inclusive_sum(owners.data(), heads.data(), n, owners.data(), stream);  // in place: broadcast
+  segmented_inclusive_sum(owners, heads.data(), n, owners, stream);  // in place: broadcast
   const auto blocks = static_cast<unsigned>((n + kBlock - 1) / kBlock);
-  classify_kernel<<<blocks, kBlock, 0, stream>>>(points, idx, n, nodes, active, owners.data(), right_flags,
-                                                 values.data());
+  classify_kernel<<<blocks, kBlock, 0, stream>>>(points, idx, n, nodes, active, owners, right_flags, values.data());
   CUDALAB_CHECK_LAUNCH();
   segmented_inclusive_sum(values.data(), heads.data(), n, values.data(), stream);  // in place: ranks
   count_kernel<<<node_blocks, kBlock, 0, stream>>>(nodes, active, m, values.data(), right_counts);

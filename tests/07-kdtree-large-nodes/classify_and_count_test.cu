@@ -10,7 +10,8 @@ namespace {
 
 constexpr const char* kExercise = "7.3 classify_and_count";
 
-void expect_level(const Level& L, std::uint64_t seed, const std::string& what) {
+// With want_owners, the optional owners output is asked for and checked too.
+void expect_level(const Level& L, std::uint64_t seed, const std::string& what, bool want_owners) {
   const std::size_t n = L.idx.size(), m = L.active.size();
   DeviceBuffer<float3> d_points(L.points);
   DeviceBuffer<std::uint32_t> d_idx(L.idx);
@@ -18,9 +19,19 @@ void expect_level(const Level& L, std::uint64_t seed, const std::string& what) {
   DeviceBuffer<int> d_active(L.active);
   Guarded<std::uint8_t> flags(n);
   Guarded<std::uint32_t> counts(m);
+  Guarded<std::uint32_t> owners(n);
   cudalab::kdtree::classify_and_count(d_points.data(), d_idx.data(), n, d_nodes.data(), d_active.data(), m,
-                                      flags.data(), counts.data());
+                                      flags.data(), counts.data(), nullptr, want_owners ? owners.data() : nullptr);
   CUDALAB_CHECK(cudaDeviceSynchronize());
+  if (want_owners) {
+    const std::string ctx = context(kExercise, n, seed) + "\n" + what + ", owners asked for: ";
+    ASSERT_EQ(owners.guard_damage(), "") << ctx << "owners";
+    const std::vector<std::uint32_t> want = owners_of(L), got = owners.download();
+    for (std::size_t i = 0; i < n; ++i)
+      if (got[i] != want[i])
+        FAIL() << ctx << "owners[" << i << "]: expected " << want[i] << ", got " << got[i]
+               << " (the broadcast: k at every position of segment k)";
+  }
   const auto [want_flags, want_counts] = reference::classify_and_count(L.points, L.idx, L.nodes, L.active);
   const std::vector<std::uint8_t> got_flags = flags.download();
   const std::vector<std::uint32_t> got_counts = counts.download();
@@ -51,10 +62,13 @@ class KdtreeClassifyAndCount : public GpuTestWithParam<Case> {};
 TEST_P(KdtreeClassifyAndCount, EveryCloud) {
   const auto [n, layout] = GetParam();
   CUDALAB_SKIP_IF_ABOVE_MAX_N(n);
+  bool want_owners = false;  // every other cloud also asks for the owners
   for (const Cloud c : kClouds) {
     if (n > (std::size_t{1} << 21) && c != Cloud::kUniform && c != Cloud::kDuplicates) continue;  // time
-    expect_level(make_level(c, layout, n, seed()), seed(), std::string(cloud_name(c)) + ", " + segments_name(layout));
+    expect_level(make_level(c, layout, n, seed()), seed(), std::string(cloud_name(c)) + ", " + segments_name(layout),
+                 want_owners);
     if (HasFailure()) return;
+    want_owners = !want_owners;
   }
 }
 

@@ -157,6 +157,17 @@ inline Level make_level(Cloud cloud, Segments layout, std::size_t n, std::uint64
   return L;
 }
 
+/// The broadcast of a level: owners[i] = k for every position i of active
+/// node k's segment (what 7.3 writes when asked and 7.4 may be given).
+inline std::vector<std::uint32_t> owners_of(const Level& L) {
+  std::vector<std::uint32_t> owners(L.idx.size());
+  for (std::size_t k = 0; k < L.active.size(); ++k) {
+    const Node& node = L.nodes[static_cast<std::size_t>(L.active[k])];
+    std::fill(owners.begin() + node.begin, owners.begin() + node.begin + node.count, static_cast<std::uint32_t>(k));
+  }
+  return owners;
+}
+
 /// A device array of `size` elements of T between two poisoned guards of
 /// kGuard elements, everything poisoned at construction.
 template <class T>

@@ -10,19 +10,23 @@ namespace {
 
 constexpr const char* kExercise = "7.4 segmented_split";
 
+// With give_owners, the optional owners (7.3's broadcast) are passed in.
 void expect_split(const Level& L, const std::vector<std::uint8_t>& flags, std::uint64_t seed,
-                  const std::string& what) {
+                  const std::string& what, bool give_owners) {
   const std::size_t n = L.idx.size(), m = L.active.size();
   DeviceBuffer<std::uint32_t> d_in(L.idx);
   DeviceBuffer<std::uint8_t> d_flags(flags);
   DeviceBuffer<Node> d_nodes(L.nodes);
   DeviceBuffer<int> d_active(L.active);
+  DeviceBuffer<std::uint32_t> d_owners(give_owners ? owners_of(L) : std::vector<std::uint32_t>{});
   Guarded<std::uint32_t> out(n);
-  cudalab::kdtree::segmented_split(d_in.data(), d_flags.data(), n, d_nodes.data(), d_active.data(), m, out.data());
+  cudalab::kdtree::segmented_split(d_in.data(), d_flags.data(), n, d_nodes.data(), d_active.data(), m, out.data(),
+                                   nullptr, give_owners ? d_owners.data() : nullptr);
   CUDALAB_CHECK(cudaDeviceSynchronize());
   const std::vector<std::uint32_t> want = reference::segmented_split(L.idx, flags, L.nodes, L.active);
   const std::vector<std::uint32_t> got = out.download();
-  const std::string ctx = context(kExercise, n, seed) + "\n" + what + ": ";
+  const std::string ctx =
+      context(kExercise, n, seed) + "\n" + what + (give_owners ? ", owners given" : ", no owners given") + ": ";
   ASSERT_EQ(out.guard_damage(), "") << ctx << "out";
   ASSERT_EQ(d_in.download(), L.idx) << ctx << "the input was changed";
   for (std::size_t i = 0; i < n; ++i)
@@ -65,7 +69,9 @@ TEST_P(KdtreeSegmentedSplit, Flags) {
       flags = reference::classify_and_count(L.points, L.idx, L.nodes, L.active).first;
       name = "flags of the median splits";
     }
-    expect_split(L, flags, seed(), std::string(name) + ", " + segments_name(layout));
+    // The owners are given with the all-0 flags and the median splits' flags (as 7.6 gives them).
+    expect_split(L, flags, seed(), std::string(name) + ", " + segments_name(layout),
+                 f == Flags::kAllLeft || f == Flags::kClassified);
     if (HasFailure()) return;
   }
 }

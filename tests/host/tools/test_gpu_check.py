@@ -304,6 +304,45 @@ print("========= ERROR SUMMARY: 0 errors")
                     if line.startswith("start")}
             self.assertEqual(caps, {"memcheck": "4194304", "racecheck": "262144"})
 
+    def test_racecheck_runs_in_shards_and_a_failing_shard_fails_the_program(self):
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            (d / "b" / "bin").mkdir(parents=True)
+            (d / "b" / "bin" / "build_large_nodes_test_solution").write_text("")
+            (d / "tools").mkdir()
+            trace = d / "trace"
+            san = d / "tools" / "compute-sanitizer"
+            # Shard 2 of 3 of racecheck finds a hazard; everything else is clean.
+            san.write_text(f"""#!{sys.executable}
+import os, sys
+tool, shard = sys.argv[2], os.environ.get("GTEST_SHARD_INDEX", "-")
+with open({str(trace)!r}, "a") as f:
+    f.write(f"{{tool}} {{os.environ.get('GTEST_TOTAL_SHARDS', '-')}} {{shard}}\\n")
+print("[  PASSED  ] 2 tests.")
+if tool == "racecheck" and shard == "1":
+    print("========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)")
+    sys.exit(86)
+print("========= ERROR SUMMARY: 0 errors")
+""")
+            san.chmod(0o755)
+            ctx = gc.Context(ROOT, d / "b", 2, "abc", None)
+            ctx.env["PATH"] = f"{d / 'tools'}:{ctx.env.get('PATH', '')}"
+            ctx.parallel, ctx.racecheck_shards = 4, 3
+            rec = {"step": "sanitize", "messages": [], "details": {}, "summary": "", "status": "passed"}
+            with contextlib.redirect_stdout(io.StringIO()):
+                gc.step_sanitize(ctx, rec, lambda: None, {"gpu_present": True})
+            self.assertEqual(sorted(trace.read_text().split("\n")[:-1]),
+                             ["memcheck - -", "racecheck 3 0", "racecheck 3 1", "racecheck 3 2"])
+            runs = rec["details"]["runs"]
+            self.assertEqual([(r["tool"], r["passed"], r.get("shards", 1)) for r in runs],
+                             [("memcheck", True, 1), ("racecheck", False, 3)])
+            self.assertEqual(runs[1]["rc"], 86)
+            self.assertEqual(rec["status"], "failed")
+            self.assertIn("1/2 clean", rec["summary"])
+            self.assertEqual(len(rec["messages"]), 1)
+            self.assertIn("racecheck (shard 2 of 3): sanitizer errors", rec["messages"][0])
+            self.assertEqual(rec["details"]["racecheck_shards"], 3)
+
     def test_bad_step_is_a_usage_error(self):
         with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as cm:
             gc.main(["--out", "/nonexistent/x", "--steps", "nope"])

@@ -137,7 +137,11 @@ void select_splits(Node* nodes, const int* active, std::size_t m, cudaStream_t s
 /// @param right_flags  device array of n flags (output)
 /// @param right_counts device array of m counts (output)
 /// @param stream       stream the kernels are enqueued on (asynchronous)
-/// @throws std::invalid_argument on a null pointer, n > max_points, m = 0 with n > 0, or m > n.
+/// @param owners       optional device array of n (output): when not null it
+///                     receives the broadcast, k at every position of segment
+///                     k, so that the later steps of the level (7.4 and 7.6)
+///                     reuse it instead of computing it again
+/// @throws std::invalid_argument on a null pointer (other than owners), n > max_points, m = 0 with n > 0, or m > n.
 /// @throws cudalab::CudaError when a CUDA call or a launch fails.
 /// Work O(n + m), steps O(log n). Source: Zhou et al. 2008, section 4.1
 /// (classification and counting by segmented scan); Blelloch, "Prefix sums
@@ -145,7 +149,8 @@ void select_splits(Node* nodes, const int* active, std::size_t m, cudaStream_t s
 /// "Scan primitives for GPU computing", 2007 (segmented scan).
 void classify_and_count(const float3* points, const std::uint32_t* idx, std::size_t n, const Node* nodes,
                         const int* active, std::size_t m, std::uint8_t* right_flags,
-                        std::uint32_t* right_counts, cudaStream_t stream = nullptr);
+                        std::uint32_t* right_counts, cudaStream_t stream = nullptr,
+                        std::uint32_t* owners = nullptr);
 
 /// @brief Exercise 7.4: the segmented split: a stable partition of every
 ///        segment of the working array by its flags, composed from scans.
@@ -164,12 +169,17 @@ void classify_and_count(const float3* points, const std::uint32_t* idx, std::siz
 /// @param m           number of active nodes (0 only when n = 0)
 /// @param out         device array of n point indices (output; must not overlap in)
 /// @param stream      stream the kernels are enqueued on (asynchronous)
-/// @throws std::invalid_argument on a null pointer, n > max_points, m = 0 with n > 0, or m > n.
+/// @param owners      optional device array of n: the broadcast of this
+///                    level's segments (k at every position of segment k, as
+///                    7.3 writes it); when not null it is used instead of
+///                    this function's own broadcast (one segmented scan fewer)
+/// @throws std::invalid_argument on a null pointer (other than owners), n > max_points, m = 0 with n > 0, or m > n.
 /// @throws cudalab::CudaError when a CUDA call or a launch fails.
 /// Work O(n + m), steps O(log n). Source: Zhou et al. 2008, section 4.1
 /// (split of the triangle lists); Blelloch 1990, section 1.5 (split by scans).
 void segmented_split(const std::uint32_t* in, const std::uint8_t* right_flags, std::size_t n, const Node* nodes,
-                     const int* active, std::size_t m, std::uint32_t* out, cudaStream_t stream = nullptr);
+                     const int* active, std::size_t m, std::uint32_t* out, cudaStream_t stream = nullptr,
+                     const std::uint32_t* owners = nullptr);
 
 /// @brief Exercise 7.5: node completion: allocate the two children of every
 ///        active node on the node stack, fill their cells, counts and depths,

@@ -16,21 +16,22 @@ namespace cudalab {
 
 namespace detail {
 /// Raises the release threshold of the current device's default memory pool
-/// to at least `bytes`, once per process and device, so that scratch freed
-/// by one call stays mapped for the next (as CUB's caching allocator keeps
-/// it); without this the pool returns it to the driver at every synchronize.
+/// to at least `bytes` (never lowers it), so that scratch freed by one call
+/// stays mapped for the next (as CUB's caching allocator keeps it); without
+/// this the pool returns it to the driver at every synchronize. Calls that
+/// ask for no more than an earlier call on the device cost no CUDA call.
 inline void keep_pool_memory(std::uint64_t bytes) {
-  static bool done[64] = {};
+  static std::uint64_t kept[64] = {};
   int dev = 0;
   CUDALAB_CHECK(cudaGetDevice(&dev));
-  if (dev < 0 || dev >= 64 || done[dev]) return;
+  if (dev < 0 || dev >= 64 || kept[dev] >= bytes) return;
   cudaMemPool_t pool{};
   CUDALAB_CHECK(cudaDeviceGetDefaultMemPool(&pool, dev));
   std::uint64_t threshold = 0;
   CUDALAB_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
   if (threshold < bytes)
     CUDALAB_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &bytes));
-  done[dev] = true;
+  kept[dev] = threshold < bytes ? bytes : threshold;
 }
 }  // namespace detail
 
