@@ -259,7 +259,10 @@ void merge_runs_merge_path(const int* keys_in, const int* values_in, std::size_t
 /// ceil(log2(n / 8704)) passes, ping-ponging between `out` and a scratch
 /// buffer so the last one lands in `out`. Stable: equal keys keep their
 /// input order. The pairs block sort uses 68 KiB of shared memory per block
-/// (opted in with cudaFuncSetAttribute).
+/// (opted in with cudaFuncSetAttribute). The scratch (n keys, n values for
+/// pairs) comes from the device's stream-ordered memory pool, whose release
+/// threshold the call raises to it: the memory stays reserved for the next
+/// call instead of being mapped again (about 1 ms at 2^28 keys).
 /// Work O(n log n); steps O(log² n); global traffic about
 /// 8n (1 + ceil(log2(n / 8704))) bytes for keys.
 /// @param in     device pointer to n int32 keys
