@@ -176,6 +176,23 @@ class BenchReportTest(unittest.TestCase):
         self.assertEqual(len(rep["chapters"][0]["copy_bandwidth"]), 2)
         self.assertEqual(rep["other"], [])
 
+    def test_rows_of_another_type_use_the_sibling_baseline_of_that_type(self):
+        # Target baseline cub_sum (int32); the exercise's pairs rows (int32_int32) are timed
+        # beside cub_sum_pairs, and must be compared with it, not with cub_sum's keys.
+        path = synthetic_file(self.dir)
+        data = json.loads(path.read_text())
+        data["benchmarks"] += aggregates(f"sum_fast/int32_int32/{N_BIG}", 150.0, 8 * N_BIG)
+        data["benchmarks"] += aggregates(f"cub_sum_pairs/int32_int32/{N_BIG}", 300.0, 8 * N_BIG)
+        path.write_text(json.dumps(data))
+        rows = [r for r in self.report(files=[path])["chapters"][0]["rows"] if r["kind"] == "exercise"]
+        pairs = [r for r in rows if r["type"] == "int32_int32"]
+        self.assertEqual(len(pairs), 1)
+        self.assertEqual(pairs[0]["baseline"], "cub_sum_pairs")
+        self.assertAlmostEqual(pairs[0]["ratio_to_baseline"], 2.0)
+        keys = [r for r in rows if r["type"] == "int32" and r["n"] == N_BIG]
+        self.assertEqual(keys[0]["baseline"], "cub_sum")
+        self.assertAlmostEqual(keys[0]["ratio_to_baseline"], 0.8)
+
     def test_target_only_at_manifest_size(self):
         rows = [r for r in self.report(0.75)["chapters"][0]["rows"] if r["kind"] == "exercise"]
         self.assertIsNone(rows[0]["target_ratio"])
