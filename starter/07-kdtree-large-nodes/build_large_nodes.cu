@@ -757,8 +757,8 @@ LevelCounters read_counters(const long long* node_count, const unsigned* node_er
   return stack::detail::read_device_value(scratch, stream);
 }
 
-// Every counter and error word of the stage in one device block, so that
-// one copy sets them all and no call allocates them one by one.
+// Every counter and error word of the stage in one device block: one
+// allocation, one memset to zero, and start_stage_kernel sets the others.
 struct StageCounters {
   long long node_count;            ///< the node stack's counter
   long long small_count;           ///< the small list's counter
@@ -787,15 +787,6 @@ __global__ void start_stage_kernel(StageCounters* c, Node* nodes, std::size_t n,
     c->list_count[0] = 1;
   }
 }
-
-// A list of node indices with its counter and error word (a chapter 3 stack).
-struct List {
-  int* data;
-  std::size_t capacity;
-  long long* count;
-  unsigned* errors;
-  stack::DeviceStack<int> view() const { return {data, capacity, count, errors}; }
-};
 
 }  // namespace
 
@@ -829,8 +820,8 @@ LargeNodeStage build_large_nodes(const float3* points, std::size_t n, std::size_
     throw std::invalid_argument(std::string(fn) + ": point " + std::to_string(bad) +
                                 " has a NaN or infinite coordinate");
   const bool root_is_small = n <= threshold || max_depth == 0;
-  // The node array and the small list as chapter 3 stacks, the active and
-  // next lists; all their counters in `block`.
+  // The node array, the small list and the active and next lists of node
+  // indices are chapter 3 stacks; all their counters are in `block`.
   AsyncBuffer<int> list_data(root_is_small ? 0 : 2 * node_capacity, stream);
   start_stage_kernel<<<1, 1, 0, stream>>>(st, nodes, n, root_is_small, small, list_data.data());
   CUDALAB_CHECK_LAUNCH();
@@ -845,8 +836,9 @@ LargeNodeStage build_large_nodes(const float3* points, std::size_t n, std::size_
   }
   const stack::DeviceStack<Node> node_stack{nodes, node_capacity, &st->node_count, &st->node_errors};
   const stack::DeviceStack<int> small_stack{small, node_capacity, &st->small_count, &st->small_errors};
-  List active_list{list_data.data(), node_capacity, &st->list_count[0], &st->list_errors[0]};
-  List next_list{list_data.data() + node_capacity, node_capacity, &st->list_count[1], &st->list_errors[1]};
+  stack::DeviceStack<int> active_list{list_data.data(), node_capacity, &st->list_count[0], &st->list_errors[0]};
+  stack::DeviceStack<int> next_list{list_data.data() + node_capacity, node_capacity, &st->list_count[1],
+                                    &st->list_errors[1]};
   // Working arrays: the level's point indices, the split ones, the owners (7.3's broadcast), flags, right counts.
   AsyncBuffer<std::uint32_t> work(n, stream), split(n, stream), owner(n, stream), rights(node_capacity, stream);
   AsyncBuffer<std::uint8_t> flags(n, stream);
