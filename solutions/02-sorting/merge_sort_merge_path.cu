@@ -25,8 +25,9 @@ constexpr unsigned kMergeTile = kMergeThreads * kItems;  // outputs per merge bl
 // 51 registers a thread (ptxas would take 61, and fit only 4 blocks).
 constexpr unsigned kMergeMinBlocks = 5;
 constexpr unsigned kPartitionThreads = 128;
-// Below this many merge tiles the partition kernel is a few hundred warps
-// waiting on dependent loads: each split is then found by kSearchLanes
+// Below this many merge tiles a partition kernel of one thread per split
+// has fewer than 256 warps, all waiting on dependent loads, and nothing
+// hides their latency: each split is then found by kSearchLanes
 // lanes in a (kSearchLanes + 1)-ary search (8 rounds instead of 23 at 2^24
 // keys). Above it the grid hides the latency and the extra reads would cost
 // more than they save (measured: 0.96 -> 0.91 of CUB at 2^28 keys).

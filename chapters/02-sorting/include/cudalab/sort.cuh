@@ -245,26 +245,29 @@ void merge_runs_merge_path(const int* keys_in, const int* values_in, std::size_t
                            int* values_out, std::size_t run, cudaStream_t stream = nullptr);
 
 /// @brief Exercise 2.7: stable merge sort of all n keys: block-local sorts of
-///        tiles of 512 × 17 = 8704 keys, then merge-path passes that double
+///        tiles of 1024 × 17 = 17408 keys, then merge-path passes that double
 ///        the sorted runs until one is left.
 ///
-/// The tile sort loads 8704 keys (17 coalesced loads per thread in flight)
+/// The tile sort loads 17408 keys (17 coalesced loads per thread in flight)
 /// through shared memory, sorts each thread's 17 keys in registers
-/// (odd-even transposition, stable), then merges runs of 17, 34, ..., 4352
+/// (odd-even transposition, stable), then merges runs of 17, 34, ..., 8704
 /// keys in shared memory, every thread finding its 17 outputs by a
 /// merge-path search and merging them with the next key of each run held in
-/// a register. Each following pass merges runs of 8704, 17408, ... keys
-/// like exercise 2.6 (a binary search for the split of every tile of
+/// a register. Each following pass merges runs of 17408, 34816, ... keys
+/// like exercise 2.6 (a search for the split of every tile of
 /// 256 × 17 = 4352 outputs, then one block per tile):
-/// ceil(log2(n / 8704)) passes, ping-ponging between `out` and a scratch
-/// buffer so the last one lands in `out`. Stable: equal keys keep their
-/// input order. The pairs block sort uses 68 KiB of shared memory per block
-/// (opted in with cudaFuncSetAttribute). The scratch (n keys, n values for
-/// pairs) comes from the device's stream-ordered memory pool, whose release
-/// threshold the call raises to it: the memory stays reserved for the next
-/// call instead of being mapped again (about 1 ms at 2^28 keys).
+/// ceil(log2(n / 17408)) passes, ping-ponging between `out` and a scratch
+/// buffer so the last one lands in `out`. While a pass has fewer than 8192
+/// tiles (n below about 35.7 million), each split is found by 8 lanes in a
+/// 9-ary search, above that by one thread in a binary search. Stable: equal
+/// keys keep their input order. The block sort uses 68 KiB of shared memory
+/// per block, 136 KiB for pairs (opted in with cudaFuncSetAttribute). The
+/// scratch (n keys, n values for pairs) comes from the device's
+/// stream-ordered memory pool, whose release threshold the call raises above
+/// it: the memory stays reserved for the next call instead of being mapped
+/// again (about 1 ms at 2^28 keys, 70 µs at 2^24).
 /// Work O(n log n); steps O(log² n); global traffic about
-/// 8n (1 + ceil(log2(n / 8704))) bytes for keys.
+/// 8n (1 + ceil(log2(n / 17408))) bytes for keys.
 /// @param in     device pointer to n int32 keys
 /// @param n      element count, 0 ≤ n ≤ max_elements
 /// @param out    device pointer to n int32 keys (may equal `in`)
@@ -273,7 +276,8 @@ void merge_runs_merge_path(const int* keys_in, const int* values_in, std::size_t
 /// @throws cudalab::CudaError when a CUDA call, an allocation or a launch fails.
 /// Source: Green, McColl and Bader, ICS 2012; Odeh et al., IPDPS Workshops
 /// 2012; S. Baxter, moderngpu 2.0 `kernel_mergesort.hxx`; D. Merrill, CUB
-/// `cub::DeviceMergeSort` (NVIDIA CCCL), the baseline it races.
+/// `cub::DeviceMergeSort` (NVIDIA CCCL), the baseline it races; the k-ary
+/// search: Schlegel, Gemulla and Lehner, DaMoN 2009.
 void merge_sort_merge_path(const int* in, std::size_t n, int* out, cudaStream_t stream = nullptr);
 /// @brief Exercise 2.7, key-value pairs: a stable sort by key in which every
 ///        value moves with its key.
