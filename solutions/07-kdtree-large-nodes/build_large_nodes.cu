@@ -401,7 +401,7 @@ struct Seg {
   std::uint32_t value;
 };
 
-// a ⊕ b, a before b: a head in b restarts the sum (exercise 7.3).
+// a ⊕ b, a before b: a head in b restarts the sum.
 __device__ __forceinline__ Seg combine(Seg a, Seg b) {
   return {a.flag | b.flag, b.flag ? b.value : a.value + b.value};
 }

@@ -13,6 +13,7 @@
 
 namespace cudalab::kdtree {
 namespace {
+// ---- the segmented scan (7.4 carries a copy: chapters/07-kdtree-large-nodes/tools/given_code.py) ----
 
 constexpr int kBlock = 256;                    // threads of the tile scan
 constexpr int kItems = 4;                      // consecutive elements per thread
@@ -180,6 +181,8 @@ __global__ void mark_heads_kernel(const Node* __restrict__ nodes, const int* __r
   heads[b] = 1;
   if (owners != nullptr) owners[b] = static_cast<std::uint32_t>(k);
 }
+
+// ---- end of the segmented scan ----
 
 __device__ __forceinline__ float coordinate(const float3& p, int axis) {
   return axis == 0 ? p.x : (axis == 1 ? p.y : p.z);

@@ -15,6 +15,7 @@
 
 namespace cudalab::kdtree {
 namespace {
+// ---- given: the segmented scan of 7.3 ----
 
 constexpr int kBlock = 256;                    // threads of the tile scan
 constexpr int kItems = 4;                      // consecutive elements per thread
@@ -29,7 +30,7 @@ struct Seg {
   std::uint32_t value;
 };
 
-// a ⊕ b, a before b: a head in b restarts the sum (exercise 7.3).
+// a ⊕ b, a before b: a head in b restarts the sum.
 __device__ __forceinline__ Seg combine(Seg a, Seg b) {
   return {a.flag | b.flag, b.flag ? b.value : a.value + b.value};
 }
@@ -167,6 +168,8 @@ __global__ void mark_heads_kernel(const Node* __restrict__ nodes, const int* __r
   heads[b] = 1;
   if (owners != nullptr) owners[b] = static_cast<std::uint32_t>(k);
 }
+
+// ---- end of the segmented scan ----
 
 // Given: the flags as 32-bit scan input.
 __global__ void widen_kernel(const std::uint8_t* __restrict__ flags, std::size_t n, std::uint32_t* __restrict__ out) {
