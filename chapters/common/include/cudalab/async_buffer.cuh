@@ -52,9 +52,9 @@ inline void keep_pool_memory(std::uint64_t bytes) {
 ///
 /// Kernels enqueued on `stream` between construction and destruction may use
 /// it; the free is ordered after them, so the host never waits. The first
-/// use per device raises the default pool's release threshold to 64 MiB (plus
-/// detail::kPoolHeadroom) so
-/// that repeated calls reuse the same memory instead of remapping it.
+/// use per device raises the default pool's release threshold to 64 MiB plus
+/// detail::kPoolHeadroom, so that repeated calls reuse the same memory
+/// instead of remapping it.
 /// @tparam T a trivially copyable element type.
 template <class T>
 class AsyncBuffer {
