@@ -3,7 +3,11 @@
 # For an exercise with slug S in chapter C (e.g. 01-reduce-scan-histogram) and
 # each implementation I in CUDALAB_IMPLEMENTATIONS (solution, starter):
 #   cudalab_S_I        static library built from solutions/C/S.cu or starter/C/S.cu
-#   S_test_I           bin/S_test_I: tests/C/S_test.cu (compiled once) + that library
+#   S_test_I           bin/S_test_I, the checker: tests/C/S_test.cu (compiled once) with a
+#                      proxy of the exercise's API (tests/C/remote_api.cuh); it never
+#                      links the student's code, and calls it in S_runner_I
+#   S_runner_I         bin/S_runner_I, the runner: that library + the API's server; the
+#                      checker starts it (cudalab/test/remote.hpp)
 #   S_bench_I          bin/S_bench_I: C/bench/S_bench.cu + its group's baselines
 #                      (compiled once per group) + that library
 # and the chapter library cudalab_chNN_I holding every exercise of the chapter.
@@ -68,6 +72,14 @@ function(cudalab_add_exercises)
       add_library(${slug}_test_obj OBJECT "${root}/tests/${chapter}/${slug}_test.cu")
       target_link_libraries(${slug}_test_obj PRIVATE ${C_HEADERS} cudalab::test)
       cudalab_target_warnings(${slug}_test_obj)
+      # The two halves of the remote API: proxies (checker) and server (runner).
+      foreach(half proxy serve)
+        add_library(${slug}_remote_${half} OBJECT "${root}/tests/common/remote_${half}.cu")
+        target_link_libraries(${slug}_remote_${half} PRIVATE ${C_HEADERS} cudalab::test)
+        target_include_directories(${slug}_remote_${half} PRIVATE "${root}/tests/${chapter}")
+        target_compile_definitions(${slug}_remote_${half} PRIVATE CUDALAB_REMOTE_LIST=CUDALAB_REMOTE_${slug})
+        cudalab_target_warnings(${slug}_remote_${half})
+      endforeach()
       set(hidden "")
       if(CUDALAB_HIDDEN_TESTS_DIR)
         foreach(candidate "${CUDALAB_HIDDEN_TESTS_DIR}/${chapter}/${slug}_hidden_test.cu"
@@ -112,17 +124,25 @@ function(cudalab_add_exercises)
 
       if(CUDALAB_BUILD_TESTS)
         add_executable(${slug}_test_${impl}
-          $<TARGET_OBJECTS:${slug}_test_obj> $<TARGET_OBJECTS:${lib}>)
-        target_link_libraries(${slug}_test_${impl} PRIVATE cudalab::test_main)
+          $<TARGET_OBJECTS:${slug}_test_obj> $<TARGET_OBJECTS:${slug}_remote_proxy>)
+        target_link_libraries(${slug}_test_${impl} PRIVATE cudalab::test_main cudalab::remote_checker)
         set_target_properties(${slug}_test_${impl} PROPERTIES LINKER_LANGUAGE CUDA)
+        add_dependencies(${slug}_test_${impl} ${slug}_runner_${impl})
+        add_executable(${slug}_runner_${impl}
+          $<TARGET_OBJECTS:${lib}> $<TARGET_OBJECTS:${slug}_remote_serve>
+          $<TARGET_OBJECTS:cudalab_remote_runner>)
+        target_link_libraries(${slug}_runner_${impl} PRIVATE ${C_HEADERS} cudalab::common)
+        set_target_properties(${slug}_runner_${impl} PROPERTIES LINKER_LANGUAGE CUDA)
         if(impl STREQUAL "solution")
           add_test(NAME "${chapter}/${slug}" COMMAND ${slug}_test_solution)
           set_tests_properties("${chapter}/${slug}" PROPERTIES LABELS "exercise;gpu" TIMEOUT 900)
         endif()
         if(hidden)
           add_executable(${slug}_hidden_test_${impl}
-            $<TARGET_OBJECTS:${slug}_hidden_test_obj> $<TARGET_OBJECTS:${lib}>)
-          target_link_libraries(${slug}_hidden_test_${impl} PRIVATE cudalab::test_main)
+            $<TARGET_OBJECTS:${slug}_hidden_test_obj> $<TARGET_OBJECTS:${slug}_remote_proxy>)
+          target_link_libraries(${slug}_hidden_test_${impl} PRIVATE cudalab::test_main
+                                cudalab::remote_checker)
+          add_dependencies(${slug}_hidden_test_${impl} ${slug}_runner_${impl})
           set_target_properties(${slug}_hidden_test_${impl} PROPERTIES LINKER_LANGUAGE CUDA)
         endif()
       endif()

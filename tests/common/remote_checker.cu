@@ -1,0 +1,465 @@
+// The checker's side of cudalab/test/remote.hpp: device allocations the
+// runner can map (cudaMalloc and cudaFree are wrapped at link time with
+// -Wl,--wrap), the runner process, and one call.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cudalab/error.cuh"
+#include "cudalab/test/remote.hpp"
+#include "remote_common.hpp"
+
+extern "C" cudaError_t __real_cudaMalloc(void** ptr, size_t size);
+extern "C" cudaError_t __real_cudaFree(void* ptr);
+
+namespace cudalab::remote {
+namespace {
+
+using wire::Driver;
+
+constexpr std::size_t kPointerAlign = 256;           // what cudaMalloc guarantees
+constexpr std::size_t kScanLimit = std::size_t{256} << 10;  // nested pointers: buffers up to 256 KiB
+
+struct Allocation {
+  CUdeviceptr va = 0;        // start of the mapping
+  std::size_t mapped = 0;    // bytes mapped (a multiple of the granularity)
+  std::size_t size = 0;      // bytes asked for
+  CUdeviceptr user = 0;      // what cudaMalloc returned: the mapping's end, less the size
+  CUmemGenericAllocationHandle handle = 0;
+  int fd = -1;               // exported on the first call that needs it
+};
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return (v != nullptr && *v != '\0') ? std::string(v) : fallback;
+}
+
+// Splits a JSON list of strings (CUDALAB_RUNNER_PREFIX); only what the grader
+// writes: ["a", "b\"c"] with \\ \" \n \t \/ escapes.
+std::vector<std::string> parse_json_words(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t i = s.find('[');
+  if (i == std::string::npos) throw std::runtime_error("CUDALAB_RUNNER_PREFIX is not a JSON list");
+  for (++i; i < s.size();) {
+    const char c = s[i];
+    if (c == ']') return out;
+    if (c == ',' || c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+      ++i;
+      continue;
+    }
+    if (c != '"') throw std::runtime_error("CUDALAB_RUNNER_PREFIX: a list of strings expected");
+    std::string word;
+    for (++i; i < s.size() && s[i] != '"'; ++i) {
+      if (s[i] == '\\' && i + 1 < s.size()) {
+        const char e = s[++i];
+        word += e == 'n' ? '\n' : e == 't' ? '\t' : e;
+      } else {
+        word += s[i];
+      }
+    }
+    ++i;
+    out.push_back(word);
+  }
+  throw std::runtime_error("CUDALAB_RUNNER_PREFIX: unterminated list");
+}
+
+class Checker {
+ public:
+  static Checker& get() {
+    static Checker* c = new Checker();  // never destroyed: allocations may outlive statics
+    return *c;
+  }
+
+  cudaError_t allocate(void** ptr, std::size_t size) {
+    std::lock_guard<std::mutex> lock(mu_);
+    try {
+      init_memory();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      return cudaErrorMemoryAllocation;
+    }
+    if (region_ == 0) return __real_cudaMalloc(ptr, size);  // no GPU: the runtime's own error
+    Allocation a;
+    a.size = size;
+    a.mapped = (std::max<std::size_t>(size, 1) + granularity_ - 1) / granularity_ * granularity_;
+    a.va = take_range(a.mapped);
+    if (a.va == 0) return cudaErrorMemoryAllocation;
+    CUmemAllocationProp prop = wire::allocation_prop(device_);
+    if (drv_.create(&a.handle, a.mapped, &prop, 0) != CUDA_SUCCESS) {
+      give_range(a.va, a.mapped);
+      return cudaErrorMemoryAllocation;
+    }
+    CUmemAccessDesc access = wire::access_desc(device_);
+    if (drv_.map(a.va, a.mapped, 0, a.handle, 0) != CUDA_SUCCESS ||
+        drv_.set_access(a.va, a.mapped, &access, 1) != CUDA_SUCCESS) {
+      drv_.unmap(a.va, a.mapped);
+      drv_.release(a.handle);
+      give_range(a.va, a.mapped);
+      return cudaErrorMemoryAllocation;
+    }
+    // End-aligned: an overrun past the buffer leaves the mapping and faults.
+    const std::size_t slack = (size + kPointerAlign - 1) / kPointerAlign * kPointerAlign;
+    a.user = a.va + a.mapped - slack;
+    allocations_[a.va] = a;
+    *ptr = reinterpret_cast<void*>(a.user);
+    return cudaSuccess;
+  }
+
+  // True when ptr was ours (and is freed now).
+  bool free(void* ptr, cudaError_t* err) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Allocation* a = find(reinterpret_cast<CUdeviceptr>(ptr));
+    if (a == nullptr || a->user != reinterpret_cast<CUdeviceptr>(ptr)) return false;
+    *err = cudaDeviceSynchronize();  // cudaFree synchronizes; keep that
+    drv_.unmap(a->va, a->mapped);
+    drv_.release(a->handle);
+    if (a->fd >= 0) close(a->fd);
+    const CUdeviceptr va = a->va;
+    const std::size_t mapped = a->mapped;
+    allocations_.erase(va);
+    give_range(va, mapped);
+    return true;
+  }
+
+  Bytes invoke(const std::string& key, Bytes args, std::size_t arg_bytes, std::size_t* reply_bytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    init_memory();
+    // Everything the checker queued (uploads, poison fills) is done before the runner reads.
+    if (region_ != 0) CUDALAB_CHECK(cudaDeviceSynchronize());
+    std::vector<const Allocation*> reach = reachable(args, arg_bytes);
+    ensure_runner();
+    // The mappings of this call, in batches of at most kMaxFds descriptors.
+    for (std::size_t first = 0; first < reach.size(); first += wire::kMaxFds) {
+      const std::size_t last = std::min(reach.size(), first + wire::kMaxFds);
+      std::vector<std::uint64_t> pairs;
+      std::vector<int> fds;
+      for (std::size_t i = first; i < last; ++i) {
+        Allocation* a = find(reach[i]->va);
+        if (a->fd < 0) {
+          int fd = -1;
+          drv_.check(drv_.export_handle(&fd, a->handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                     "exporting a device buffer");
+          a->fd = fd;
+        }
+        pairs.push_back(a->va);
+        pairs.push_back(a->mapped);
+        fds.push_back(a->fd);
+      }
+      if (!wire::send_message(sock_, wire::kMap, pairs.data(), pairs.size() * 8, fds)) lost("sending the buffers");
+    }
+    Writer w;
+    w.put(static_cast<std::uint64_t>(key.size()));
+    w.put_raw(key.data(), key.size());
+    w.put(static_cast<std::uint64_t>(arg_bytes));
+    w.put_raw(args.data(), arg_bytes);
+    const std::size_t bytes = w.size();
+    Bytes msg = w.take();
+    if (!wire::send_message(sock_, wire::kCall, msg.data(), bytes)) lost("sending the call");
+    wire::Header h{};
+    Bytes reply;
+    if (!wait_readable() || !wire::recv_message(sock_, &h, &reply, nullptr) || h.kind != wire::kReply) {
+      lost("waiting for the result");
+    }
+    Reader r(reply.data(), h.bytes);
+    const auto status = r.get<std::uint32_t>();
+    const auto type_len = r.get<std::uint64_t>();
+    const std::string type(r.get_raw(type_len), type_len);
+    const auto what_len = r.get<std::uint64_t>();
+    const std::string what(r.get_raw(what_len), what_len);
+    const auto result_len = r.get<std::uint64_t>();
+    const char* result = r.get_raw(result_len);
+    if (status == wire::kOk) {
+      Bytes out((result_len + 15) / 16 * 2, 0);
+      std::memcpy(out.data(), result, result_len);
+      *reply_bytes = result_len;
+      return out;
+    }
+    if (status == wire::kCudaFault) stop_runner();  // its context is gone
+    rethrow(status, type, what);
+    return {};
+  }
+
+ private:
+  Checker() = default;
+
+  // Without a GPU there is no memory to share: calls still reach the runner
+  // (argument checks need no device), with an empty address range.
+  void init_memory() {
+    if (region_ != 0 || no_device_) return;
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+      no_device_ = true;
+      return;
+    }
+    CUDALAB_CHECK(__real_cudaFree(nullptr));  // the runtime's context, current
+    CUDALAB_CHECK(cudaGetDevice(&device_));
+    drv_.load();
+    CUmemAllocationProp prop = wire::allocation_prop(device_);
+    drv_.check(drv_.granularity(&granularity_, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
+               "allocation granularity");
+    std::size_t free_bytes = 0, total = 0;
+    CUDALAB_CHECK(cudaMemGetInfo(&free_bytes, &total));
+    region_size_ = (2 * total + granularity_ - 1) / granularity_ * granularity_;
+    CUdeviceptr base = 0;
+    drv_.check(drv_.reserve(&base, region_size_, granularity_, 0, 0), "reserving the address range");
+    region_ = base;
+    free_[region_] = region_size_;
+  }
+
+  CUdeviceptr take_range(std::size_t bytes) {
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+      if (it->second >= bytes) {
+        const CUdeviceptr va = it->first;
+        const std::size_t left = it->second - bytes;
+        free_.erase(it);
+        if (left > 0) free_[va + bytes] = left;
+        return va;
+      }
+    }
+    return 0;
+  }
+
+  void give_range(CUdeviceptr va, std::size_t bytes) {
+    auto it = free_.emplace(va, bytes).first;
+    auto next = std::next(it);
+    if (next != free_.end() && it->first + it->second == next->first) {
+      it->second += next->second;
+      free_.erase(next);
+    }
+    if (it != free_.begin()) {
+      auto prev = std::prev(it);
+      if (prev->first + prev->second == it->first) {
+        prev->second += it->second;
+        free_.erase(it);
+      }
+    }
+  }
+
+  Allocation* find(CUdeviceptr p) {
+    auto it = allocations_.upper_bound(p);
+    if (it == allocations_.begin()) return nullptr;
+    --it;
+    Allocation& a = it->second;
+    return p <= a.va + a.mapped ? &a : nullptr;  // one past the end counts
+  }
+
+  // The allocations whose addresses appear in the arguments, and one level
+  // down inside small reachable buffers (arrays of structs of pointers).
+  std::vector<const Allocation*> reachable(const Bytes& args, std::size_t arg_bytes) {
+    std::vector<const Allocation*> out;
+    auto visit_words = [&](const std::uint64_t* words, std::size_t count, std::vector<Allocation*>* found) {
+      for (std::size_t i = 0; i < count; ++i) {
+        Allocation* a = find(static_cast<CUdeviceptr>(words[i]));
+        if (a == nullptr || std::find(out.begin(), out.end(), a) != out.end()) continue;
+        out.push_back(a);
+        if (found != nullptr) found->push_back(a);
+      }
+    };
+    std::vector<Allocation*> first;
+    visit_words(args.data(), arg_bytes / 8, &first);
+    std::vector<std::uint64_t> host;
+    for (Allocation* a : first) {
+      if (a->size == 0 || a->size > kScanLimit) continue;
+      host.assign(a->size / 8, 0);
+      if (host.empty()) continue;
+      if (cudaMemcpy(host.data(), reinterpret_cast<void*>(a->user), host.size() * 8, cudaMemcpyDeviceToHost) !=
+          cudaSuccess) {
+        continue;
+      }
+      visit_words(host.data(), host.size(), nullptr);
+    }
+    return out;
+  }
+
+  std::string runner_path() const {
+    std::string path = env_or("CUDALAB_RUNNER", "");
+    if (!path.empty()) return path;
+    char buf[4096];
+    const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) throw std::runtime_error("cudalab remote: cannot find the test program's path");
+    path.assign(buf, static_cast<std::size_t>(n));
+    const std::size_t slash = path.rfind('/');
+    std::string name = path.substr(slash + 1);
+    for (const char* marker : {"_hidden_test_", "_test_"}) {
+      const std::size_t at = name.rfind(marker);
+      if (at != std::string::npos) {
+        name = name.substr(0, at) + "_runner_" + name.substr(at + std::strlen(marker));
+        return path.substr(0, slash + 1) + name;
+      }
+    }
+    throw std::runtime_error("cudalab remote: no runner for " + path + " (set CUDALAB_RUNNER)");
+  }
+
+  void ensure_runner() {
+    if (sock_ >= 0) return;
+    const std::string runner = runner_path();
+    std::vector<std::string> argv;
+    const std::string prefix = env_or("CUDALAB_RUNNER_PREFIX", "");
+    if (!prefix.empty()) argv = parse_json_words(prefix);
+    argv.push_back(runner);
+    argv.push_back("--cudalab-runner-fd");
+    argv.push_back("3");
+    argv.push_back("--cudalab-address-range");
+    argv.push_back(std::to_string(region_) + ":" + std::to_string(region_size_));
+    const std::string log = env_or("CUDALAB_RUNNER_LOG", "");
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+      throw std::runtime_error("cudalab remote: socketpair failed");
+    }
+    std::vector<char*> cargv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error("cudalab remote: fork failed");
+    if (pid == 0) {
+      // The child: nothing but system calls until exec.
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(127);
+      if (dup2(sv[1], 3) < 0) _exit(127);
+      if (!log.empty()) {
+        const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+          dup2(fd, 1);
+          dup2(fd, 2);
+        }
+      }
+      const int in = open("/dev/null", O_RDONLY);
+      if (in >= 0) dup2(in, 0);
+      execvp(cargv[0], cargv.data());
+      std::fprintf(stderr, "cudalab: cannot start the runner %s\n", cargv[0]);
+      _exit(127);
+    }
+    close(sv[1]);
+    sock_ = sv[0];
+    pid_ = pid;
+    wire::Header h{};
+    Bytes payload;
+    if (!wait_readable() || !wire::recv_message(sock_, &h, &payload, nullptr) || h.kind != wire::kReady) {
+      lost("starting it");
+    }
+    Reader r(payload.data(), h.bytes);
+    const auto ok = r.get<std::uint32_t>();
+    const auto len = r.get<std::uint64_t>();
+    const std::string why(r.get_raw(len), len);
+    if (ok == 0) {
+      stop_runner();
+      throw std::runtime_error("cudalab remote: the runner could not start: " + why);
+    }
+  }
+
+  bool wait_readable() {
+    const double limit = std::atof(env_or("CUDALAB_CALL_TIMEOUT", "0").c_str());
+    pollfd p{sock_, POLLIN, 0};
+    int rc;
+    do {
+      rc = poll(&p, 1, limit > 0 ? static_cast<int>(limit * 1000) : -1);
+    } while (rc < 0 && errno == EINTR);
+    return rc > 0;
+  }
+
+  std::string runner_end() {
+    if (pid_ <= 0) return "";
+    int status = 0;
+    pid_t done = 0;
+    for (int i = 0; i < 100 && done == 0; ++i) {  // up to 1 s for it to exit by itself
+      done = waitpid(pid_, &status, WNOHANG);
+      if (done == 0) usleep(10000);
+    }
+    if (done == 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &status, 0);
+      pid_ = -1;
+      return "it did not answer and was killed";
+    }
+    pid_ = -1;
+    if (WIFSIGNALED(status)) {
+      const int sig = WTERMSIG(status);
+      const char* name = sigabbrev_np(sig);
+      return std::string("it was killed by SIG") + (name != nullptr ? name : std::to_string(sig).c_str());
+    }
+    if (WIFEXITED(status)) return "it exited with code " + std::to_string(WEXITSTATUS(status));
+    return "it ended";
+  }
+
+  void stop_runner() {
+    if (sock_ >= 0) close(sock_);
+    sock_ = -1;
+    runner_end();
+  }
+
+  [[noreturn]] void lost(const char* when) {
+    if (sock_ >= 0) close(sock_);
+    sock_ = -1;
+    const std::string how = runner_end();
+    throw std::runtime_error(std::string("the exercise's code (its runner process) stopped while ") + when +
+                             (how.empty() ? "" : ": " + how) +
+                             " (a crash, an exit or a hang in the code under test; the next call starts "
+                             "it again)");
+  }
+
+  [[noreturn]] static void rethrow(std::uint32_t status, const std::string& type, const std::string& what) {
+    if (status == wire::kCudaFault) {
+      throw std::runtime_error("CUDA error after the call, in the exercise's code: " + what);
+    }
+    if (status == wire::kBadRequest) throw std::logic_error("cudalab remote: " + what);
+    if (type == "std::invalid_argument") throw std::invalid_argument(what);
+    if (type == "std::out_of_range") throw std::out_of_range(what);
+    if (type == "std::length_error") throw std::length_error(what);
+    if (type == "std::domain_error") throw std::domain_error(what);
+    if (type == "std::overflow_error") throw std::overflow_error(what);
+    if (type == "std::underflow_error") throw std::underflow_error(what);
+    if (type == "std::range_error") throw std::range_error(what);
+    if (type == "std::bad_alloc") throw std::bad_alloc();
+    if (type == "std::logic_error") throw std::logic_error(what);
+    if (type == "cudalab::CudaError") throw std::runtime_error(what);
+    throw std::runtime_error(what.empty() ? type : type + ": " + what);
+  }
+
+  std::mutex mu_;
+  Driver drv_;
+  int device_ = 0;
+  std::size_t granularity_ = 0;
+  CUdeviceptr region_ = 0;
+  std::size_t region_size_ = 0;
+  std::map<CUdeviceptr, std::size_t> free_;        // free address ranges: start -> bytes
+  std::map<CUdeviceptr, Allocation> allocations_;  // by mapping start
+  int sock_ = -1;
+  pid_t pid_ = -1;
+  bool no_device_ = false;
+};
+
+}  // namespace
+
+Bytes invoke(const std::string& key, Bytes args, std::size_t arg_bytes, std::size_t* reply_bytes) {
+  return Checker::get().invoke(key, std::move(args), arg_bytes, reply_bytes);
+}
+
+}  // namespace cudalab::remote
+
+extern "C" cudaError_t __wrap_cudaMalloc(void** ptr, size_t size) {
+  if (ptr == nullptr) return cudaErrorInvalidValue;
+  if (size == 0) return __real_cudaMalloc(ptr, size);
+  return cudalab::remote::Checker::get().allocate(ptr, size);
+}
+
+extern "C" cudaError_t __wrap_cudaFree(void* ptr) {
+  if (ptr == nullptr) return __real_cudaFree(ptr);
+  cudaError_t err = cudaSuccess;
+  if (cudalab::remote::Checker::get().free(ptr, &err)) return err;
+  return __real_cudaFree(ptr);
+}
