@@ -227,3 +227,23 @@ void serve(const char* name, F* fn) {
 /// @brief Runner side of one API function: registers `ns::name` of that type.
 #define CUDALAB_REMOTE_SERVE(ret, ns, name, params, args) \
   ::cudalab::remote::serve<ret params>(#ns "::" #name, static_cast<ret(*) params>(&ns::name));
+
+/// @brief Checker side of one explicit instantiation of a function template
+///        (the student's file instantiates it, e.g. CUDALAB_FILTER_INSTANTIATE):
+///        defines the specialization `ns::name<targs>`, `targs` parenthesized.
+///        A list reaches it as `X##_TEMPLATE(ret, ns, name, targs, params, args)`,
+///        which names this macro or CUDALAB_REMOTE_SERVE_TEMPLATE. The key
+///        holds the template arguments: two instantiations may share a type.
+#define CUDALAB_REMOTE_PROXY_TEMPLATE(ret, ns, name, targs, params, args)                  \
+  namespace ns {                                                                         \
+  template <>                                                                            \
+  ret name<CUDALAB_REMOTE_UNPAREN targs> params {                                        \
+    return ::cudalab::remote::Proxy<ret params>::call(#ns "::" #name #targs,             \
+                                                      CUDALAB_REMOTE_UNPAREN args);      \
+  }                                                                                      \
+  }
+
+/// @brief Runner side of one explicit instantiation: registers `ns::name<targs>`.
+#define CUDALAB_REMOTE_SERVE_TEMPLATE(ret, ns, name, targs, params, args) \
+  ::cudalab::remote::serve<ret params>(#ns "::" #name #targs,              \
+                                       static_cast<ret(*) params>(&ns::name<CUDALAB_REMOTE_UNPAREN targs>));
