@@ -132,6 +132,7 @@ function(cudalab_add_exercises)
           $<TARGET_OBJECTS:${lib}> $<TARGET_OBJECTS:${slug}_remote_serve>
           $<TARGET_OBJECTS:cudalab_remote_runner>)
         target_link_libraries(${slug}_runner_${impl} PRIVATE ${C_HEADERS} cudalab::common)
+        target_link_options(${slug}_runner_${impl} PRIVATE ${CUDALAB_RUNNER_LINK_OPTIONS})
         set_target_properties(${slug}_runner_${impl} PROPERTIES LINKER_LANGUAGE CUDA)
         if(impl STREQUAL "solution")
           add_test(NAME "${chapter}/${slug}" COMMAND ${slug}_test_solution)

@@ -32,6 +32,9 @@ namespace {
 using wire::Driver;
 
 constexpr std::size_t kPointerAlign = 256;           // what cudaMalloc guarantees
+// A call may copy this much from device to host (counters, flags per
+// level), or a quarter of the bytes its buffers hold, whichever is more.
+constexpr std::size_t kHostCopyFloor = std::size_t{1} << 20;
 constexpr std::size_t kScanLimit = std::size_t{256} << 10;  // nested pointers: buffers up to 256 KiB
 
 struct Allocation {
@@ -176,12 +179,21 @@ class Checker {
     }
     Reader r(reply.data(), h.bytes);
     const auto status = r.get<std::uint32_t>();
+    const auto d2h = r.get<std::uint64_t>();
     const auto type_len = r.get<std::uint64_t>();
     const std::string type(r.get_raw(type_len), type_len);
     const auto what_len = r.get<std::uint64_t>();
     const std::string what(r.get_raw(what_len), what_len);
     const auto result_len = r.get<std::uint64_t>();
     const char* result = r.get_raw(result_len);
+    std::size_t reach_bytes = 0;
+    for (const Allocation* a : reach) reach_bytes += a->size;
+    if (d2h > kHostCopyFloor && d2h > reach_bytes / 4) {
+      throw std::runtime_error(
+          "the exercise's code copied " + std::to_string(d2h) + " bytes from the device to the host during "
+          "one call (its buffers hold " + std::to_string(reach_bytes) + " bytes): the work must be done by "
+          "kernels on the device, not on the host");
+    }
     if (status == wire::kOk) {
       Bytes out((result_len + 15) / 16 * 2, 0);
       std::memcpy(out.data(), result, result_len);

@@ -19,6 +19,88 @@
 #include "cudalab/test/remote.hpp"
 #include "remote_common.hpp"
 
+// The host-computation guard. The student's object is linked with these
+// functions wrapped (-Wl,--wrap): every copy from device to host during a
+// call is counted and sent with the reply (the checker refuses a call that
+// moved its data to the host), and host memory a kernel could write directly
+// (pinned, mapped, managed) is refused: no exercise needs it.
+namespace {
+std::size_t g_d2h_bytes = 0;
+bool g_infra = true;  // the runner's own calls (driver entry points) are allowed
+
+bool device_to_host(const void* dst, const void* src, cudaMemcpyKind kind) {
+  if (kind == cudaMemcpyDeviceToHost) return true;
+  if (kind != cudaMemcpyDefault) return false;
+  cudaPointerAttributes d{}, s{};
+  if (cudaPointerGetAttributes(&d, dst) != cudaSuccess || cudaPointerGetAttributes(&s, src) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return d.type != cudaMemoryTypeDevice && s.type == cudaMemoryTypeDevice;
+}
+void count(const void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
+  if (device_to_host(dst, src, kind)) g_d2h_bytes += bytes;
+}
+}  // namespace
+
+extern "C" {
+cudaError_t __real_cudaMemcpy(void*, const void*, size_t, cudaMemcpyKind);
+cudaError_t __real_cudaMemcpyAsync(void*, const void*, size_t, cudaMemcpyKind, cudaStream_t);
+cudaError_t __real_cudaMemcpy2D(void*, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind);
+cudaError_t __real_cudaMemcpy2DAsync(void*, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind,
+                                     cudaStream_t);
+cudaError_t __real_cudaMemcpyFromSymbol(void*, const void*, size_t, size_t, cudaMemcpyKind);
+cudaError_t __real_cudaMemcpyFromSymbolAsync(void*, const void*, size_t, size_t, cudaMemcpyKind, cudaStream_t);
+
+cudaError_t __wrap_cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
+  count(dst, src, bytes, kind);
+  return __real_cudaMemcpy(dst, src, bytes, kind);
+}
+cudaError_t __wrap_cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cudaStream_t s) {
+  count(dst, src, bytes, kind);
+  return __real_cudaMemcpyAsync(dst, src, bytes, kind, s);
+}
+cudaError_t __wrap_cudaMemcpy2D(void* dst, size_t dp, const void* src, size_t sp, size_t w, size_t h,
+                                cudaMemcpyKind kind) {
+  count(dst, src, w * h, kind);
+  return __real_cudaMemcpy2D(dst, dp, src, sp, w, h, kind);
+}
+cudaError_t __wrap_cudaMemcpy2DAsync(void* dst, size_t dp, const void* src, size_t sp, size_t w, size_t h,
+                                     cudaMemcpyKind kind, cudaStream_t s) {
+  count(dst, src, w * h, kind);
+  return __real_cudaMemcpy2DAsync(dst, dp, src, sp, w, h, kind, s);
+}
+cudaError_t __wrap_cudaMemcpyFromSymbol(void* dst, const void* sym, size_t bytes, size_t off, cudaMemcpyKind kind) {
+  if (kind != cudaMemcpyDeviceToDevice) g_d2h_bytes += bytes;
+  return __real_cudaMemcpyFromSymbol(dst, sym, bytes, off, kind);
+}
+cudaError_t __wrap_cudaMemcpyFromSymbolAsync(void* dst, const void* sym, size_t bytes, size_t off,
+                                             cudaMemcpyKind kind, cudaStream_t s) {
+  if (kind != cudaMemcpyDeviceToDevice) g_d2h_bytes += bytes;
+  return __real_cudaMemcpyFromSymbolAsync(dst, sym, bytes, off, kind, s);
+}
+cudaError_t __wrap_cudaMallocHost(void**, size_t) { return cudaErrorNotPermitted; }
+cudaError_t __wrap_cudaHostAlloc(void**, size_t, unsigned int) { return cudaErrorNotPermitted; }
+cudaError_t __wrap_cudaHostRegister(void*, size_t, unsigned int) { return cudaErrorNotPermitted; }
+cudaError_t __wrap_cudaMallocManaged(void**, size_t, unsigned int) { return cudaErrorNotPermitted; }
+cudaError_t __real_cudaGetDriverEntryPoint(const char*, void**, unsigned long long, cudaDriverEntryPointQueryResult*);
+cudaError_t __wrap_cudaGetDriverEntryPoint(const char* sym, void** fn, unsigned long long flags,
+                                           cudaDriverEntryPointQueryResult* status) {
+  if (!g_infra) return cudaErrorNotPermitted;  // the driver API would bypass the guard
+  return __real_cudaGetDriverEntryPoint(sym, fn, flags, status);
+}
+#if CUDART_VERSION >= 12050
+cudaError_t __real_cudaGetDriverEntryPointByVersion(const char*, void**, unsigned int, unsigned long long,
+                                                    cudaDriverEntryPointQueryResult*);
+cudaError_t __wrap_cudaGetDriverEntryPointByVersion(const char* sym, void** fn, unsigned int version,
+                                                    unsigned long long flags,
+                                                    cudaDriverEntryPointQueryResult* status) {
+  if (!g_infra) return cudaErrorNotPermitted;
+  return __real_cudaGetDriverEntryPointByVersion(sym, fn, version, flags, status);
+}
+#endif
+}  // extern "C"
+
 namespace cudalab::remote {
 
 void register_exercise();  // the exercise's functions (remote_serve.cu)
@@ -39,6 +121,7 @@ bool reply(int sock, wire::Status status, const std::string& type, const std::st
            const Bytes& result = {}, std::size_t result_bytes = 0) {
   Writer w;
   w.put(static_cast<std::uint32_t>(status));
+  w.put(static_cast<std::uint64_t>(g_d2h_bytes));
   w.put(static_cast<std::uint64_t>(type.size()));
   w.put_raw(type.data(), type.size());
   w.put(static_cast<std::uint64_t>(what.size()));
@@ -80,6 +163,7 @@ int serve_loop(int sock, CUdeviceptr base, std::size_t size) {
     ready(sock, false, e.what());
     return 3;
   }
+  g_infra = false;  // from here on, only the student's code calls the CUDA runtime
   if (!ready(sock, true, "")) return 1;
   cudaStream_t stream = nullptr;
   if (size != 0 && cudaStreamCreate(&stream) != cudaSuccess) return 3;
@@ -139,6 +223,7 @@ int serve_loop(int sock, CUdeviceptr base, std::size_t size) {
     std::size_t result_bytes = 0;
     wire::Status status = wire::kOk;
     std::string type, what;
+    g_d2h_bytes = 0;
     try {
       result = it->second(ar, stream, &result_bytes);
     } catch (const cudalab::CudaError& e) {

@@ -81,9 +81,20 @@ class SharedBuild:
 
 
 def targets_for(ex: Exercise, perf: bool, hidden: bool) -> list[str]:
-    ts = [ex.test_target("starter")]
+    """What the instructor's build makes of one exercise: the checkers (test
+    programs, trusted: no student code), the starter's runner and benchmark."""
+    ts = [ex.test_target("starter"), ex.runner_target("starter")]
     if hidden:
         ts.append(ex.hidden_target("starter"))
+    if perf and ex.perf:
+        ts.append(ex.bench_target("starter"))
+    return ts
+
+
+def student_targets(ex: Exercise, perf: bool) -> list[str]:
+    """What each submission links with its own object: the runner (and the
+    benchmark). The checkers are the instructor's, never relinked."""
+    ts = [ex.runner_target("starter")]
     if perf and ex.perf:
         ts.append(ex.bench_target("starter"))
     return ts
@@ -138,7 +149,10 @@ def prepare_shared(root: Path, shared_dir: Path, exercises: list[Exercise], perf
         say(f"building the instructor's tree once: {len(present)} program(s) (log: {sb.log}) ...")
         build.build(sb.build_dir, present, jobs, append=True)
     for ex in exercises:
-        _read_commands(sb, ex, [t for t in targets_for(ex, perf, ex.slug in sb.hidden) if t in known])
+        _read_commands(sb, ex, [t for t in student_targets(ex, perf) if t in known])
+        for t in targets_for(ex, perf, ex.slug in sb.hidden):
+            if t in known and t not in sb.problems and not (sb.build_dir / "bin" / t).exists():
+                sb.problems[t] = f"{t} did not build in the instructor's tree; see {sb.log}"
     sb.seconds = round(time.monotonic() - start, 1)
     return sb
 

@@ -40,6 +40,7 @@ class ClassOptions:
     hidden_dir: Path | None = None
     perf: bool = False
     sanitize: tuple[str, ...] = ()
+    quick_sanitize: bool = False      # the default quick sanitizer pass (grading.QUICK_TOOLS)
     timeout: float = 300.0            # per test program
     build_timeout: float = 600.0      # per compiler or linker run
     submission_timeout: float = 0.0   # all the tests of one submission (0: no limit)
@@ -175,8 +176,15 @@ def _prepare_inner(co: ClassOptions, sb: classbuild.SharedBuild, b: Built) -> No
     build_dir = copy_root / "build" / "default"
     opts = Options(root=copy_root, build_dir=build_dir, implementation="starter",
                    timeout=co.timeout, seed=co.seed, perf=co.perf, sanitize=co.sanitize,
+                   quick_sanitize=co.quick_sanitize,
                    max_output=co.max_output, max_rss=co.max_rss, hidden=frozenset(sb.hidden),
-                   strip_paths=(str(sb.course.resolve()) + "/", str(copy_root.resolve()) + "/"))
+                   strip_paths=(str(sb.course.resolve()) + "/", str(copy_root.resolve()) + "/"),
+                   checker_bin=sb.build_dir / "bin")
+    for ex in co.exercises:  # a checker missing from the instructor's build
+        for t in (ex.test_target("starter"),) + ((ex.hidden_target("starter"),)
+                                                 if ex.slug in sb.hidden else ()):
+            if t in sb.problems:
+                opts.not_built[t] = (f"not graded: {sb.problems[t]}", [])
     for ex in co.exercises:
         if ex.id in sub.problems:
             opts.verdicts[ex.id] = (REJECTED, f"file refused: {sub.problems[ex.id]}", [])
@@ -191,7 +199,7 @@ def _prepare_inner(co: ClassOptions, sb: classbuild.SharedBuild, b: Built) -> No
                                         ex.forbid)
             if hit:  # grade() says so with the line; no need to compile
                 continue
-            targets = classbuild.targets_for(ex, co.perf, ex.slug in sb.hidden)
+            targets = classbuild.student_targets(ex, co.perf)
             eb = classbuild.build_exercise(sb, ex, copy_root, targets, co.build_timeout, log,
                                            co.max_output)
             opts.not_built.update(eb.not_built)

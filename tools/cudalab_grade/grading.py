@@ -1,6 +1,7 @@
 """Grading one exercise: forbidden APIs, build state, tests, sanitizers, benchmark."""
 from __future__ import annotations
 
+import json
 import shlex
 import shutil
 import tempfile
@@ -18,6 +19,12 @@ MEMORY = "memory"
 # statuses that mean the exercise was graded on a GPU (as opposed to not graded at all)
 GRADED = frozenset({PASSED, FAILED, CRASHED, TIMEOUT, SANITIZER, MEMORY})
 SANITIZER_MAX_N = "4194304"
+# The quick pass every default grade runs after the tests pass: the battery's
+# small sizes (a few tiles and blocks, every warp and block boundary the tests
+# use up to there) under memcheck and racecheck, within QUICK_LIMIT seconds a tool.
+QUICK_TOOLS = ("memcheck", "racecheck")
+QUICK_MAX_N = "70000"
+QUICK_LIMIT = 90.0
 
 
 @dataclass
@@ -29,6 +36,8 @@ class Options:
     seed: int | None = None
     perf: bool = False
     sanitize: tuple[str, ...] = ()
+    # the default quick sanitizer pass (small sizes, QUICK_TOOLS) instead of `sanitize`
+    quick_sanitize: bool = False
     # target -> (reason, details) for targets that are not built; filled by the build step
     not_built: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
     # class grading (tools/grade --submissions): limits, environment, decided outcomes
@@ -42,6 +51,13 @@ class Options:
     # folders (ending in '/') cut from the paths in failure messages, so that a
     # student reads tests/01-.../x.cuh:83, not the grading machine's copy of it
     strip_paths: tuple[str, ...] = ()
+    # where the checkers (test programs) are; default build_dir/bin. A class
+    # takes them from the instructor's build, the runners from the student's.
+    checker_bin: Path | None = None
+    # argv words put before each runner (the sandbox, sandbox.py); [] = none
+    runner_prefix: list[str] = field(default_factory=list)
+    # the same for a runner under compute-sanitizer (which talks to it over TCP)
+    sanitizer_prefix: list[str] | None = None
 
     def clean(self, text: str) -> str:
         for prefix in self.strip_paths:
@@ -50,6 +66,19 @@ class Options:
 
     def exe(self, target: str) -> Path:
         return self.build_dir / "bin" / target
+
+    def checker(self, target: str) -> Path:
+        return (self.checker_bin or self.build_dir / "bin") / target
+
+    def runner_env(self, ex: Exercise, log: Path, sanitizer: bool = False) -> dict[str, str]:
+        """What a checker needs to start the exercise's runner, sandboxed, logging to `log`."""
+        prefix = self.sanitizer_prefix if sanitizer and self.sanitizer_prefix is not None \
+            else self.runner_prefix
+        env = {"CUDALAB_RUNNER": str(self.exe(ex.runner_target(self.implementation)).resolve()),
+               "CUDALAB_RUNNER_LOG": str(log)}
+        if prefix:
+            env["CUDALAB_RUNNER_PREFIX"] = json.dumps(prefix)
+        return env
 
     def shown(self, path: Path) -> str:
         """A path as the student types it: relative to the root when inside it."""
@@ -162,15 +191,19 @@ def _grade(ex: Exercise, opts: Options, res: Result) -> None:
             res.details = [f"{ex.source(opts.implementation)}:{hit[1]}: '{hit[0]}' is not allowed "
                            f"in this exercise (forbidden: {', '.join(ex.forbid)})"]
             return
-    target = ex.test_target(opts.implementation)
-    if target in opts.not_built:
-        res.status = COMPILE
-        prefix = str(opts.root.resolve()) + "/"
-        res.reason = opts.not_built[target][0]
-        res.details = [d.replace(prefix, "") for d in opts.not_built[target][1]]
-        return
+    for target in (ex.runner_target(opts.implementation), ex.test_target(opts.implementation)):
+        if target in opts.not_built:
+            res.status = COMPILE
+            prefix = str(opts.root.resolve()) + "/"
+            res.reason = opts.not_built[target][0]
+            res.details = [d.replace(prefix, "") for d in opts.not_built[target][1]]
+            return
     if not run_tests(ex, opts, res):
         return
+    if opts.quick_sanitize:
+        for tool in QUICK_TOOLS:
+            if not run_sanitizer(ex, opts, res, tool, quick=True):
+                return
     for tool in opts.sanitize:
         if not run_sanitizer(ex, opts, res, tool):
             return
@@ -204,7 +237,7 @@ def run_tests(ex: Exercise, opts: Options, res: Result) -> bool:
         total.failed += [(f"{label}{name}".replace("hidden ", "(hidden) "), opts.clean(msg))
                          for name, msg in rep.failed]
     rep = total
-    exe = opts.exe(ex.test_target(opts.implementation))
+    exe = opts.checker(ex.test_target(opts.implementation))
     rerun = f"rerun: {_seed_prefix(opts)}{opts.shown(exe)} --gtest_filter='{ex.test_filter}'"
     res.tests = f"{rep.passed}/{rep.total}"
     if no_gpu:
@@ -241,18 +274,28 @@ def run_tests(ex: Exercise, opts: Options, res: Result) -> bool:
 def _run_program(ex: Exercise, opts: Options, res: Result, target: str,
                  label: str) -> tuple[gtest.Report, str] | None:
     """Run one test program; (report, output), or None after setting a failure on res."""
-    exe = opts.exe(target)
+    exe = opts.checker(target)
     shown = opts.shown(exe)
     limit = opts.time_limit()
+    expected = gtest.list_tests(exe, ex.test_filter, opts.root)
     with tempfile.TemporaryDirectory(prefix="cudalab-grade-") as tmp:
         report_path = Path(tmp) / "report.json"
-        cmd = [shown, f"--gtest_filter={ex.test_filter}",
+        runner_log = Path(tmp) / "runner.log"
+        cmd = [str(exe), f"--gtest_filter={ex.test_filter}",
                f"--gtest_output=json:{report_path}"]
-        p = opts.run(cmd)
+        p = opts.run(cmd, opts.env() | opts.runner_env(ex, runner_log))
         rep = gtest.parse_report(report_path)
+        printed = gtest.read_tail(runner_log)
     rerun = f"rerun: {_seed_prefix(opts)}{shown} --gtest_filter='{ex.test_filter}'"
     prefix = "hidden tests: " if label else ""
     note = [p.truncation_note()] if p.dropped else []
+    if printed:
+        note.append("your code printed (last lines):\n" + printed)
+    if rep is not None and expected is not None and rep.total < expected \
+            and not gtest.skipped_for_no_device(rep, p.output):
+        # The checker decides; a test that did not run is a failure, never a pass.
+        rep.failed.append(("(tests that did not run)",
+                           f"{expected - rep.total} of the {expected} tests did not run"))
     if p.memory_exceeded is not None:
         test = gtest.running_test(p.output)
         res.status = MEMORY
@@ -285,26 +328,42 @@ def _run_program(ex: Exercise, opts: Options, res: Result, target: str,
     return rep, p.output
 
 
-def run_sanitizer(ex: Exercise, opts: Options, res: Result, tool: str) -> bool:
-    """compute-sanitizer --tool `tool` over the tests; False (points taken) on a finding."""
+def run_sanitizer(ex: Exercise, opts: Options, res: Result, tool: str, quick: bool = False) -> bool:
+    """compute-sanitizer --tool `tool` over the tests; False (points taken) on a finding.
+
+    quick: the default pass, on sizes up to QUICK_MAX_N and within QUICK_LIMIT
+    seconds; running out of time there is said, not counted against the student."""
     sanitizer = shutil.which("compute-sanitizer")
     if sanitizer is None:
+        if quick:
+            if "quick sanitizer pass skipped" not in res.reason:
+                res.reason += "; quick sanitizer pass skipped (no compute-sanitizer on PATH)"
+            return True
         res.details.append(f"compute-sanitizer is not on PATH: the {tool} check was not run")
         return True
-    exe = opts.exe(ex.test_target(opts.implementation))
-    cmd = [sanitizer, "--tool", tool, "--error-exitcode", "86", str(exe),
-           f"--gtest_filter={ex.test_filter}"]
-    env = opts.env() | {"CUDALAB_MAX_N": SANITIZER_MAX_N}
-    limit = opts.time_limit()
-    p = opts.run(cmd, env)
+    max_n = QUICK_MAX_N if quick else SANITIZER_MAX_N
+    exe = opts.checker(ex.test_target(opts.implementation))
+    # The student's code runs in the runner, a child of the checker: the
+    # sanitizer follows it there (--target-processes all).
+    cmd = [sanitizer, "--target-processes", "all", "--tool", tool, "--error-exitcode", "86",
+           str(exe), f"--gtest_filter={ex.test_filter}"]
+    with tempfile.TemporaryDirectory(prefix="cudalab-grade-") as tmp:
+        env = opts.env() | {"CUDALAB_MAX_N": max_n} | \
+            opts.runner_env(ex, Path(tmp) / "runner.log", sanitizer=True)
+        limit = min(opts.time_limit(), QUICK_LIMIT) if quick else opts.time_limit()
+        p = proc.run(cmd, limit, opts.root, env, max_output=opts.max_output, max_rss=opts.max_rss)
     if p.returncode == 0:
-        res.reason += f"; {tool} clean"
+        res.reason += f"; {tool} clean" + (f" (n <= {max_n})" if quick else "")
+        return True
+    if quick and p.timed_out:
+        res.reason += f"; {tool}: not finished in {limit:g} s (not counted)"
         return True
     first = "timed out after %g s" % limit if p.timed_out else _sanitizer_error(p)
     res.status, res.correctness_points = SANITIZER, 0.0
     res.reason = f"compute-sanitizer {tool}: {first}"
     res.details = [gtest.tail(p.output, 25),
-                   f"rerun: CUDALAB_MAX_N={SANITIZER_MAX_N} compute-sanitizer --tool {tool} "
+                   f"rerun: CUDALAB_MAX_N={max_n} compute-sanitizer --target-processes all "
+                   f"--tool {tool} "
                    f"{opts.shown(exe)} --gtest_filter='{ex.test_filter}'"]
     return False
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -79,3 +80,32 @@ def trim(text: str, lines: int = 15) -> str:
 def tail(text: str, lines: int = 15) -> str:
     rows = text.rstrip().splitlines()
     return "\n".join(rows[-lines:])
+
+
+def list_tests(exe: Path, test_filter: str, cwd: Path) -> int | None:
+    """How many tests the checker has under the filter (--gtest_list_tests); None when it cannot say.
+
+    The checker is the course's trusted program: its list is what a graded run must cover."""
+    try:
+        p = subprocess.run([str(exe), f"--gtest_filter={test_filter}", "--gtest_list_tests"],
+                           capture_output=True, text=True, timeout=60, cwd=cwd,
+                           stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if p.returncode != 0:
+        return None
+    return sum(1 for line in p.stdout.splitlines() if line.startswith("  ") and line.strip())
+
+
+def read_tail(path: Path, limit: int = 4096, lines: int = 15) -> str:
+    """The last lines of a file the student's code wrote (bounded; '' when absent)."""
+    try:
+        with path.open("rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(0, size - limit))
+            data = f.read(limit)
+    except OSError:
+        return ""
+    text = data.decode(errors="replace").replace("\x00", "")
+    return tail(text, lines).strip()

@@ -39,7 +39,12 @@ class Exercise:
         return f"{top}/{self.chapter_dir}/{self.file}"
 
     def test_target(self, implementation: str) -> str:
+        """The checker: the tests, which call the student's code in the runner."""
         return f"{self.slug}_test_{implementation}"
+
+    def runner_target(self, implementation: str) -> str:
+        """The runner: the program that holds the student's code (cudalab/test/remote.hpp)."""
+        return f"{self.slug}_runner_{implementation}"
 
     def bench_target(self, implementation: str) -> str:
         return f"{self.slug}_bench_{implementation}"

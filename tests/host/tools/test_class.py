@@ -2,11 +2,17 @@
 
 The instructor's build is replaced by a fake one: the "compiler" copies the
 student's source into the object, `nm` lists the `// symbol:` lines of an
-object, and the "linker" writes a test program (a Python script) whose
-behaviour is chosen by a `BEHAVE=...` word in the student's source: pass,
-fail, hang, spam (100 MB of output), hog (host memory), segv, nogpu,
-hiddenfail. Everything else, from the archives to the gradebook, is the real
-code.
+object. As in the real build, each exercise has a checker (the tests, no
+student code: bin/<slug>_test_starter, made once by the instructor's build)
+and a runner (bin/<slug>_runner_starter, the student's object linked by the
+"linker"). The checker starts the runner as the real one does (the
+CUDALAB_RUNNER_PREFIX words, CUDALAB_RUNNER, --cudalab-runner-fd 3; output
+in CUDALAB_RUNNER_LOG), sends it a call over the socket and checks the
+answer. The runner's behaviour is chosen by a `BEHAVE=...` word in the
+student's source: pass, fail, hiddenfail, hang, segv, hog (host memory),
+spam (100 MB of output), liar and noisy (print a no-device line and gtest
+lines; wrong and right answers). A machine without a GPU is FAKE_NO_GPU=1.
+Everything else, from the archives to the gradebook, is the real code.
 """
 from __future__ import annotations
 
@@ -75,44 +81,148 @@ def _exe(path: Path, body: str) -> None:
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
-# The test program the fake linker writes: behaviour from the BEHAVE word of the object.
-TEST_PROGRAM = r'''
-import json, os, re, sys, time
-obj, hidden, suite = OBJ, HIDDEN, SUITE
-text = open(obj).read()
-m = re.search(r"BEHAVE=(\w+)", text)
-how = m.group(1) if m else "fail"
+# The checker the instructor's (fake) build makes: the tests and no student code. Like
+# tests/common/remote_checker.cu it starts the runner on the first call as
+# <CUDALAB_RUNNER_PREFIX words> <CUDALAB_RUNNER> --cudalab-runner-fd 3, the socket on fd 3,
+# the runner's output in CUDALAB_RUNNER_LOG, and checks what the runner answers.
+# A machine without a GPU is FAKE_NO_GPU=1 (the checker says so, never the runner).
+CHECKER = r'''
+import json, os, signal, socket, subprocess, sys
+suite, hidden = SUITE, HIDDEN
+tests = ["T0", "T1", "T2"]
+if "--gtest_list_tests" in sys.argv:
+    with open(os.environ.get("FAKE_LOG", os.devnull) + ".list", "a") as log:
+        log.write(json.dumps({"checker": os.path.abspath(sys.argv[0])}) + "\n")
+    print(suite + ".")
+    for t in tests:
+        print("  " + t)
+    sys.exit(0)
 with open(os.environ.get("FAKE_LOG", os.devnull), "a") as log:
     log.write(json.dumps({"argv": sys.argv, "gpu": os.environ.get("CUDA_VISIBLE_DEVICES"),
-                          "seed": os.environ.get("CUDALAB_SEED")}) + "\n")
-print("[ RUN      ] %s.Big" % suite, flush=True)
-if how == "hang":
-    time.sleep(60)
-if how == "segv":
-    import signal; os.kill(os.getpid(), signal.SIGSEGV)
-if how == "hog":
-    junk = bytearray(600 << 20); time.sleep(5)
-if how == "spam":
-    line = "x" * 1023 + "\n"
-    for _ in range(100 * 1024):
-        sys.stdout.write(line)
-    sys.stdout.flush()
-if how == "nogpu":
+                          "seed": os.environ.get("CUDALAB_SEED"),
+                          "runner": os.environ.get("CUDALAB_RUNNER"),
+                          "runner_log": os.environ.get("CUDALAB_RUNNER_LOG"),
+                          "prefix": os.environ.get("CUDALAB_RUNNER_PREFIX")}) + "\n")
+
+
+def call(n):
+    """One call of the exercise's API in the runner: (answer, None) or (None, why it was lost)."""
+    prefix = json.loads(os.environ.get("CUDALAB_RUNNER_PREFIX") or "[]")
+    argv = prefix + [os.environ["CUDALAB_RUNNER"], "--cudalab-runner-fd", "3"]
+    mine, theirs = socket.socketpair()
+    fd = theirs.fileno()
+    out_path = os.environ.get("CUDALAB_RUNNER_LOG")
+    out = open(out_path, "ab") if out_path else subprocess.DEVNULL
+
+    def on_fd_3():
+        if fd != 3:
+            os.dup2(fd, 3)
+        os.set_inheritable(3, True)
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                         close_fds=False, preexec_fn=on_fd_3)
+    theirs.close()
+    mine.sendall(json.dumps({"n": n}).encode() + b"\n")
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = mine.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    mine.close()
+    try:
+        rc = p.wait(timeout=1)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        rc = None
+    if data.endswith(b"\n"):
+        return json.loads(data)["sum"], None
+    if rc is None:
+        how = "it did not answer and was killed"
+    elif rc < 0:
+        how = "it was killed by " + signal.Signals(-rc).name
+    else:
+        how = "it exited with code %d" % rc
+    return None, ("the exercise's code (its runner process) stopped while calling %s: %s"
+                  % (suite, how))
+
+
+report = [{"name": t, "status": "RUN", "result": "COMPLETED"} for t in tests]
+if os.environ.get("FAKE_NO_GPU"):
     print("cudalab: no CUDA device; GPU tests are skipped")
-fail = how == "fail" or (how == "hiddenfail" and hidden)
-tests = [{"name": "T%d" % i, "status": "RUN", "result": "SKIPPED" if how == "nogpu" else "COMPLETED"}
-         for i in range(3)]
-if fail:
+    for t in report:
+        t["result"] = "SKIPPED"
+else:
+    print("[ RUN      ] %s.Big" % suite, flush=True)
+    n = 1000 if hidden else 33
+    got, lost = call(n)
     course = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(sys.argv[0])))))
-    tests[1]["failures"] = [{"failure": "%s/tests/01-demo/check.cuh:83\n[%s] n = 33, seed = 7: wrong sum"
-                                        % (course, suite)}]
-data = {"testsuites": [{"name": suite, "testsuite": tests}]}
+    if lost:
+        report[1]["failures"] = [{"failure": lost}]
+    elif got != n * (n + 1) // 2:
+        report[1]["failures"] = [{"failure": "%s/tests/01-demo/check.cuh:83\n[%s] n = %d, seed = 7: "
+                                             "wrong sum" % (course, suite, n)}]
+failed = any("failures" in t for t in report)
 for a in sys.argv[1:]:
     if a.startswith("--gtest_output=json:"):
         with open(a.split(":", 1)[1], "w") as f:
-            json.dump(data, f)
-sys.exit(1 if fail else 0)
+            json.dump({"testsuites": [{"name": suite, "testsuite": report}]}, f)
+sys.exit(1 if failed else 0)
 '''
+
+# The runner the fake linker writes: the student's object (behaviour from its BEHAVE word)
+# serving the checker's calls on fd 3. pass, fail, hiddenfail (wrong on the hidden tests'
+# inputs), hang, segv, hog (host memory), spam (100 MB of output), liar (prints a no-device
+# line and gtest lines, answers wrong), noisy (prints the same, answers right).
+RUNNER = r'''
+import json, os, re, signal, socket, sys, time
+obj = OBJ
+text = open(obj).read()
+m = re.search(r"BEHAVE=(\w+)", text)
+how = m.group(1) if m else "fail"
+with open(os.environ.get("FAKE_LOG", os.devnull) + ".runner", "a") as log:
+    log.write(json.dumps({"argv": sys.argv, "exe": os.path.abspath(sys.argv[0]), "obj": obj,
+                          "gpu": os.environ.get("CUDA_VISIBLE_DEVICES")}) + "\n")
+fd = int(sys.argv[sys.argv.index("--cudalab-runner-fd") + 1])
+sock = socket.socket(fileno=fd)
+line = b""
+while not line.endswith(b"\n"):
+    chunk = sock.recv(4096)
+    if not chunk:
+        sys.exit(3)
+    line += chunk
+n = json.loads(line)["n"]
+right = n * (n + 1) // 2
+answer = right
+if how == "hang":
+    time.sleep(60)
+if how == "segv":
+    os.kill(os.getpid(), signal.SIGSEGV)
+if how == "hog":
+    junk = bytearray(600 << 20); time.sleep(5)
+if how == "spam":
+    row = "x" * 1023 + "\n"
+    for _ in range(100 * 1024):
+        sys.stdout.write(row)
+    print("spam: the last line")
+    sys.stdout.flush()
+if how in ("liar", "noisy"):
+    print("cudalab: no CUDA device; GPU tests are skipped")
+    print("[  SKIPPED ] Alpha.T1")
+    print("[       OK ] Alpha.T1 (0 ms)")
+    print("[  PASSED  ] 3 tests.")
+    print("my debug line: n = %d" % n, flush=True)
+if how in ("fail", "liar") or (how == "hiddenfail" and n > 100):
+    answer = right + 1
+sock.sendall(json.dumps({"sum": answer}).encode() + b"\n")
+sock.recv(1)  # until the checker closes the socket
+'''
+
+
+def write_checker(path: Path, suite: str, hidden: bool) -> None:
+    """A checker of the instructor's build (what `shared` makes; never relinked)."""
+    prog = CHECKER.replace("SUITE, HIDDEN", f"{suite!r}, {hidden!r}", 1)
+    _exe(path, prog)
 
 
 class FakeCourse:
@@ -134,7 +244,8 @@ class FakeCourse:
         self.bin = tmp / "fakebin"
         _exe(self.bin / "fakecc", """
             import sys, time
-            src = sys.argv[1]; out = sys.argv[sys.argv.index("-o") + 1]
+            src = next(a for a in sys.argv[1:] if a.endswith(".cu"))
+            out = sys.argv[sys.argv.index("-o") + 1]
             text = open(src).read()
             if "SYNTAX_ERROR" in text:
                 line = text[:text.index("SYNTAX_ERROR")].count("\\n") + 1
@@ -144,15 +255,20 @@ class FakeCourse:
                 time.sleep(60)
             open(out, "w").write(text)
         """)
+        # The linker of a runner: the student's object and the shared runner objects
+        # (obj/remote_runner.o, relative to the instructor's build: the link runs there).
         _exe(self.bin / "fakeld", f"""
-            import sys
-            obj = sys.argv[1]; out = sys.argv[sys.argv.index("-o") + 1]
-            hidden = "--hidden" in sys.argv
-            suite = sys.argv[sys.argv.index("--suite") + 1]
-            prog = {TEST_PROGRAM!r}.replace("OBJ", repr(obj)).replace("HIDDEN", repr(hidden))
-            prog = prog.replace("SUITE", repr(suite))
+            import json, os, sys
+            obj = os.path.abspath(sys.argv[1]); out = sys.argv[sys.argv.index("-o") + 1]
+            for o in sys.argv[2:sys.argv.index("-o")]:
+                if not os.path.exists(o):
+                    print("fakeld: error: cannot find " + o)
+                    sys.exit(1)
+            with open(os.environ.get("FAKE_LOG", os.devnull) + ".links", "a") as log:
+                log.write(json.dumps({{"out": os.path.abspath(out), "obj": obj}}) + "\\n")
+            prog = {RUNNER!r}.replace("OBJ", repr(obj), 1)
             open(out, "w").write("#!{PY}\\n" + prog)
-            import os; os.chmod(out, 0o755)
+            os.chmod(out, 0o755)
         """)
         _exe(self.bin / "nm", """
             import sys
@@ -162,26 +278,41 @@ class FakeCourse:
         """)
         self.env = {"PATH": f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}",
                     "FAKE_LOG": str(tmp / "runs.log")}
+        self.checkers: dict[Path, tuple[int, str]] = {}  # what `shared` made: (mtime_ns, text)
 
     def shared(self, root, shared_dir, exercises, perf, hidden_dir, jobs, say, read_only=False):
-        """Stands in for classbuild.prepare_shared."""
+        """Stands in for classbuild.prepare_shared: the checkers (no student code), the
+        starter's runners, and the commands each submission reuses (its runner's link only)."""
         course = shared_dir / "course"
         if not read_only:
             classbuild.sync_tree(root, course)
         sb = classbuild.SharedBuild(course=course, build_dir=course / "build" / "default")
-        (sb.build_dir / "bin").mkdir(parents=True, exist_ok=True)
+        bin_dir = sb.build_dir / "bin"
+        if not read_only:
+            bin_dir.mkdir(parents=True, exist_ok=True)
+            (sb.build_dir / "obj").mkdir(exist_ok=True)
+            (sb.build_dir / "obj" / "remote_runner.o").write_text("// the runner's server\n")
         for ex in exercises:
             src = course / "starter" / ex.chapter_dir / ex.file
             obj = f"obj/{ex.slug}.o"
-            sb.compile_cmd[ex.slug] = f"{self.bin}/fakecc {src} -o {obj}"
+            sb.compile_cmd[ex.slug] = f"{self.bin}/fakecc -c {src} -o {obj}"
             sb.starter_obj[ex.slug] = obj
             suite = ex.slug.capitalize()
-            t = ex.test_target("starter")
-            sb.link_cmd[t] = f"{self.bin}/fakeld {obj} --suite {suite} -o bin/{t}"
+            r = ex.runner_target("starter")
+            sb.link_cmd[r] = f"{self.bin}/fakeld {obj} obj/remote_runner.o -o bin/{r}"
+            checkers = [(ex.test_target("starter"), suite, False)]
             if hidden_dir is not None and classbuild.hidden_file(ex, hidden_dir):
                 sb.hidden.add(ex.slug)
-                h = ex.hidden_target("starter")
-                sb.link_cmd[h] = f"{self.bin}/fakeld {obj} --hidden --suite {suite}Hidden -o bin/{h}"
+                checkers.append((ex.hidden_target("starter"), f"{suite}Hidden", True))
+            if read_only:
+                continue
+            for cmd in (sb.compile_cmd[ex.slug], sb.link_cmd[r]):
+                subprocess.run(cmd, shell=True, cwd=sb.build_dir, check=True,
+                               env=os.environ | self.env, stdout=subprocess.DEVNULL)
+            for target, s, hidden in checkers:
+                p = bin_dir / target
+                write_checker(p, s, hidden)
+                self.checkers[p] = (p.stat().st_mtime_ns, p.read_text())
         return sb
 
     def grade(self, *argv):
@@ -192,9 +323,22 @@ class FakeCourse:
             code = grade_cli.main(list(argv), root=self.root)
         return code, out.getvalue(), err.getvalue()
 
-    def runs(self):
-        p = Path(self.env["FAKE_LOG"])
+    def _log(self, suffix=""):
+        p = Path(self.env["FAKE_LOG"] + suffix)
         return [json.loads(x) for x in p.read_text().splitlines()] if p.exists() else []
+
+    def runs(self):
+        """The checkers' graded runs (not their --gtest_list_tests)."""
+        return self._log()
+
+    def listed(self):
+        return self._log(".list")
+
+    def runner_runs(self):
+        return self._log(".runner")
+
+    def links(self):
+        return self._log(".links")
 
 
 def src(behave: str, extra: str = "") -> str:
@@ -290,7 +434,9 @@ class ClassRunTest(unittest.TestCase):
                  "source": ("forbidden", "uses forbidden API 'cub::' (line 2)"),
                  "hang": ("timeout", "timed out after 2 s in Alpha.Big"),
                  "hog": ("memory", "killed: used more than 256 MiB of host memory in Alpha.Big"),
-                 "segv": ("crashed", "crashed: SIGSEGV in Alpha.Big")}
+                 # the student's code crashes in its runner: the checker's tests that
+                 # called it fail (and say how), the checker itself does not crash
+                 "segv": ("failed", "2 of 6 tests failed, 1 of them hidden")}
         for student, want in cases.items():
             with self.subTest(student=student):
                 if want:
@@ -307,16 +453,24 @@ class ClassRunTest(unittest.TestCase):
         failing = self.result("failing")["tests"][0]["output"]
         self.assertIn("\ntests/01-demo/check.cuh:83\n", "\n" + failing)  # the student's path
         self.assertNotIn(str(self.out), failing)
+        segv = self.result("segv")["tests"][0]["output"]
+        self.assertIn("FAILED Alpha.T1\nthe exercise's code (its runner process) stopped while "
+                      "calling Alpha: it was killed by SIGSEGV", segv)
+        self.assertIn("FAILED (hidden) AlphaHidden.T1", segv)
 
     def test_symbol_report_names_the_symbol(self):
         out = self.result("symbol")["tests"][0]["output"]
         self.assertIn("cub::DeviceReduce::Sum(int*)", out)
 
     def test_huge_output_is_truncated_and_points_kept(self):
+        # 100 MB printed by the student's code goes to the runner's log, of which
+        # only the tail is shown (the checker's own output is never the student's)
         a = self.ex("spam", "1.1")
         self.assertEqual(a["status"], "passed")
         out = self.result("spam")["tests"][0]["output"]
-        self.assertIn("output truncated", out)
+        self.assertIn("your code printed (last lines):\n", out)
+        self.assertIn("x" * 1023 + "\nspam: the last line", out)
+        self.assertLess(len(out), 16 << 10)
 
     def test_hidden_tests_count_like_public_ones(self):
         a = self.ex("hidden", "1.1")
@@ -456,9 +610,7 @@ class MergeAndSlurmTest(unittest.TestCase):
         self.assertIn("disk on fire", bob["cudalab"]["exercises"][0]["reason"])
 
     def test_no_gpu_exits_3_and_says_so(self):
-        for name in ("ann", "bob", "cy"):
-            (self.subs / name / "01-demo" / "alpha.cu").write_text(src("nogpu"))
-            (self.subs / name / "01-demo" / "beta.cu").write_text(src("nogpu"))
+        self.course.env["FAKE_NO_GPU"] = "1"  # the checkers find no CUDA device
         out = self.tmp / "out"
         code, _, err = self.course.grade("--submissions", str(self.subs), "--out", str(out), "-q")
         self.assertEqual(code, 3)
@@ -483,6 +635,331 @@ class MergeAndSlurmTest(unittest.TestCase):
         self.assertEqual(self.course.grade("--submissions", str(self.tmp / "nope"))[0], 2)
         self.assertEqual(self.course.grade("--submissions", str(self.subs), "--only", "zed",
                                            "--out", str(self.tmp / "o"), "-q")[0], 2)
+
+
+class RunnerTest(unittest.TestCase):
+    """The checker/runner split in a class (graded once, --keep-work): the checker that runs
+    is the instructor's, the runner the student's; what the runner prints is shown, never
+    believed; a sandbox prefix reaches the checker."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls._tmp = tempfile.TemporaryDirectory(prefix="test-runner-")
+        cls.tmp = Path(cls._tmp.name)
+        cls.course = FakeCourse(cls.tmp)
+        cls.subs = cls.tmp / "subs"
+        for name, a, b in (("ann", "pass", "pass"), ("liar", "liar", "pass"),
+                           ("noisy", "noisy", "fail")):
+            d = cls.subs / name / "01-demo"
+            d.mkdir(parents=True)
+            (d / "alpha.cu").write_text(src(a))
+            (d / "beta.cu").write_text(src(b))
+        hidden = cls.tmp / "hidden"
+        (hidden / "01-demo").mkdir(parents=True)
+        (hidden / "01-demo" / "alpha_hidden_test.cu").write_text("// hidden\n")
+        cls.out = cls.tmp / "out"
+        cls.code, _, cls.stderr = cls.course.grade(
+            "--submissions", str(cls.subs), "--out", str(cls.out), "--hidden-tests", str(hidden),
+            "--keep-work", "--seed", "3", "-q")
+        cls.shared_bin = (cls.out / "shared" / "course" / "build" / "default" / "bin").resolve()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def student_bin(self, student):
+        return (self.out / "work" / student / "course" / "build" / "default" / "bin").resolve()
+
+    def ex(self, student, ex_id):
+        data = json.loads((self.out / "students" / student / "results.json").read_text())
+        e = next(e for e in data["cudalab"]["exercises"] if e["id"] == ex_id)
+        out = next(t for t in data["tests"] if t["number"] == ex_id)["output"]
+        return e, out
+
+    def test_checker_is_the_shared_builds_and_the_runner_the_students(self):
+        self.assertEqual(self.code, 0, self.stderr)
+        seen = set()
+        for run in self.course.runs():
+            checker = Path(run["argv"][0]).resolve()
+            self.assertEqual(checker.parent, self.shared_bin)
+            slug = checker.name.split("_")[0]
+            runner = Path(run["runner"])
+            self.assertTrue(runner.is_absolute())
+            student = runner.parts[runner.parts.index("work") + 1]
+            self.assertEqual(runner, self.student_bin(student) / f"{slug}_runner_starter")
+            self.assertEqual(run["seed"], "3")
+            seen.add((student, checker.name))
+        want = {(s, t) for s in ("ann", "liar", "noisy")
+                for t in ("alpha_test_starter", "alpha_hidden_test_starter", "beta_test_starter")}
+        self.assertEqual(seen, want)
+        # the expected list of tests is asked of the same programs, the instructor's
+        listed = {Path(r["checker"]).resolve() for r in self.course.listed()}
+        self.assertEqual(listed, {self.shared_bin / t for _, t in want})
+        # and the code that answered is each student's own object
+        for r in self.course.runner_runs():
+            exe = Path(r["exe"]).resolve()
+            student = exe.parts[exe.parts.index("work") + 1]
+            self.assertEqual(exe.parent, self.student_bin(student))
+            self.assertEqual(Path(r["obj"]).resolve(), self.student_bin(student).parent
+                             / "grade-obj" / exe.name.replace("_runner_starter", ".o"))
+            self.assertEqual(r["argv"][1:], ["--cudalab-runner-fd", "3"])
+
+    def test_relink_never_touches_the_checker(self):
+        links = [Path(x["out"]).resolve() for x in self.course.links()]
+        self.assertEqual(sorted(p.name for p in links if p.parent == self.shared_bin),
+                         ["alpha_runner_starter", "beta_runner_starter"])  # the starter's, once
+        for student in ("ann", "liar", "noisy"):
+            mine = sorted(p.name for p in links if p.parent == self.student_bin(student))
+            self.assertEqual(mine, ["alpha_runner_starter", "beta_runner_starter"])
+            self.assertEqual(sorted(p.name for p in self.student_bin(student).iterdir()),
+                             ["alpha_runner_starter", "beta_runner_starter"])
+            log = (self.out / "students" / student / "build.log").read_text()
+            self.assertIn("_runner_starter", log)
+            self.assertNotIn("_test_", log)
+        self.assertFalse([p for p in links if "_test_" in p.name])
+        self.assertEqual(len(self.course.checkers), 3)
+        for path, (mtime, text) in self.course.checkers.items():
+            self.assertEqual((path.stat().st_mtime_ns, path.read_text()), (mtime, text), path)
+
+    def test_runner_output_is_shown_and_never_decides(self):
+        liar, out = self.ex("liar", "1.1")
+        self.assertEqual(liar["status"], "failed")  # not no_gpu, not passed
+        self.assertIn("2 of 6 tests failed, 1 of them hidden", liar["reason"])
+        self.assertIn("your code printed (last lines):\ncudalab: no CUDA device; GPU tests are "
+                      "skipped\n[  SKIPPED ] Alpha.T1\n[       OK ] Alpha.T1 (0 ms)\n"
+                      "[  PASSED  ] 3 tests.\nmy debug line: n = 33", out)
+        self.assertIn("my debug line: n = 1000", out)  # the hidden checker's runner too
+        self.assertIn("FAILED Alpha.T1", out)
+        noisy, out = self.ex("noisy", "1.1")
+        self.assertEqual((noisy["status"], noisy["correctness_points"]), ("passed", 10))
+        self.assertIn("all 6 tests passed, hidden ones included", noisy["reason"])
+        self.assertIn("your code printed (last lines):\ncudalab: no CUDA device", out)
+        beta, out = self.ex("noisy", "1.2")
+        self.assertEqual(beta["status"], "failed")
+        self.assertNotIn("your code printed", out)  # a silent runner: nothing to show
+        self.assertEqual(self.code, 0)  # graded on a "GPU": no student can say otherwise
+        rows = {r["student"]: r for r in csv.DictReader(io.StringIO(
+            (self.out / "gradebook.csv").read_text()))}
+        self.assertEqual({s: rows[s]["total"] for s in rows},
+                         {"ann": "15.0", "liar": "5.0", "noisy": "10.0"})
+
+    def grade_ann(self, **kw):
+        """grading.grade of ann's 1.1 in her kept copy, with these Options; (result, runs)."""
+        from cudalab_grade import grading
+        ex = next(e for c in load_all(self.course.root) for e in c.exercises if e.id == "1.1")
+        root = self.out / "work" / "ann" / "course"
+        opts = grading.Options(root=root, build_dir=root / "build" / "default",
+                               checker_bin=self.shared_bin, timeout=20, **kw)
+        log = self.tmp / f"direct-{len(list(self.tmp.glob('direct-*')))}.log"
+        with mock.patch.dict(os.environ, self.course.env | {"FAKE_LOG": str(log)}):
+            res = grading.grade(ex, opts)
+        self.log = log
+        runs = [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
+        return res, runs
+
+    def sandbox(self):
+        """A fake sandbox: logs its argv and whether fd 3 came through, then runs the rest."""
+        path = self.tmp / "sandboxbin" / "fake-sandbox"
+        _exe(path, """
+            import json, os, sys
+            rest = sys.argv[sys.argv.index("--") + 1:]
+            try:
+                os.fstat(3); fd3 = True
+            except OSError:
+                fd3 = False
+            with open(os.environ["FAKE_LOG"] + ".sandbox", "a") as log:
+                log.write(json.dumps({"argv": sys.argv, "fd3": fd3}) + "\\n")
+            os.execv(rest[0], rest)
+        """)
+        return str(path)
+
+    def test_runner_prefix_reaches_the_checker_as_json(self):
+        prefix = [self.sandbox(), "--ro-bind", "/", "/", "--"]
+        res, runs = self.grade_ann(runner_prefix=prefix)
+        self.assertEqual(res.status, "passed", res.details)
+        (run,) = runs
+        self.assertEqual(json.loads(run["prefix"]), prefix)
+        runner = str(self.student_bin("ann") / "alpha_runner_starter")
+        self.assertEqual(run["runner"], runner)
+        (boxed,) = [json.loads(x) for x in Path(str(self.log) + ".sandbox").read_text().splitlines()]
+        self.assertEqual(boxed["argv"][1:], prefix[1:] + [runner, "--cudalab-runner-fd", "3"])
+        self.assertTrue(boxed["fd3"])
+        # no prefix: no variable (the checker starts the runner itself)
+        res, runs = self.grade_ann()
+        self.assertEqual(res.status, "passed", res.details)
+        self.assertEqual([r["prefix"] for r in runs], [None])
+
+    def test_sanitizer_runs_the_checker_with_its_own_prefix(self):
+        tools = self.tmp / "sanitizerbin"
+        _exe(tools / "compute-sanitizer", """
+            import json, os, subprocess, sys
+            with open(os.environ["FAKE_LOG"] + ".sanitizer", "a") as log:
+                log.write(json.dumps(sys.argv[1:7]) + "\\n")
+            print("========= COMPUTE-SANITIZER")
+            rc = subprocess.call(sys.argv[7:])
+            print("========= ERROR SUMMARY: 0 errors")
+            sys.exit(rc)
+        """)
+        run_prefix = [self.sandbox(), "--unshare-net", "--"]
+        san_prefix = [self.sandbox(), "--share-net", "--"]
+        path = f"{tools}{os.pathsep}{self.course.env['PATH']}"
+        with mock.patch.dict(self.course.env, {"PATH": path}):
+            res, runs = self.grade_ann(sanitize=("memcheck",), runner_prefix=run_prefix,
+                                       sanitizer_prefix=san_prefix)
+        self.assertEqual(res.status, "passed", res.details)
+        self.assertIn("memcheck clean", res.reason)
+        self.assertEqual([json.loads(r["prefix"]) for r in runs], [run_prefix, san_prefix])
+        (argv,) = [json.loads(x) for x in Path(str(self.log) + ".sanitizer").read_text().splitlines()]
+        self.assertEqual(argv, ["--target-processes", "all", "--tool", "memcheck",
+                                "--error-exitcode", "86"])
+
+
+# The instructor's build as CMake and Ninja would make it, for the real prepare_shared:
+# `cmake -S ... -B ...` writes the table of commands, `ninja -t targets/commands` reads
+# it, `cmake --build --target ...` runs the commands of each target.
+FAKE_CMAKE = r'''
+import json, os, subprocess, sys
+tools = os.path.dirname(os.path.abspath(sys.argv[0]))
+fakebin = os.environ["FAKE_BIN"]
+if "--build" in sys.argv:
+    build = sys.argv[sys.argv.index("--build") + 1]
+    table = json.load(open(os.path.join(build, "fake-ninja.json")))
+    i = sys.argv.index("--target") + 1
+    targets = sys.argv[i:sys.argv.index("--", i)] if "--" in sys.argv[i:] else sys.argv[i:]
+    rc = 0
+    for t in targets:
+        for cmd in table[t]:
+            print("[1/1] " + cmd, flush=True)
+            if subprocess.call(cmd, shell=True, cwd=build) != 0:
+                print("FAILED: " + t, flush=True)
+                rc = 1
+                break
+    sys.exit(rc)
+src = sys.argv[sys.argv.index("-S") + 1]
+build = sys.argv[sys.argv.index("-B") + 1]
+defs = dict(a[2:].split("=", 1) for a in sys.argv if a.startswith("-D"))
+os.makedirs(build, exist_ok=True)
+broken = set(os.environ.get("FAKE_BROKEN", "").split())
+table = {}
+for slug in ("alpha", "beta"):
+    suite = slug.capitalize()
+    compile_ = "%s/fakecc -O2 -c %s/starter/01-demo/%s.cu -o obj/%s.o" % (fakebin, src, slug, slug)
+    server = "mkdir -p obj bin && echo server > obj/remote_runner.o"
+    table[slug + "_runner_starter"] = [
+        "mkdir -p obj bin", compile_, server,
+        "%s/fakeld obj/%s.o obj/remote_runner.o -o bin/%s_runner_starter" % (fakebin, slug, slug)]
+    checkers = [(slug + "_test_starter", suite, "")]
+    if slug == "alpha" and defs.get("CUDALAB_HIDDEN_TESTS_DIR"):
+        checkers.append((slug + "_hidden_test_starter", suite + "Hidden", "--hidden"))
+    for t, s, h in checkers:
+        table[t] = ["mkdir -p obj bin", "echo battery > obj/%s_battery.o" % t,
+                    ("false" if t in broken else "%s/fakechk --suite %s %s obj/%s_battery.o -o bin/%s"
+                     % (fakebin, s, h, t, t))]
+json.dump(table, open(os.path.join(build, "fake-ninja.json"), "w"))
+'''
+
+FAKE_NINJA = r'''
+import json, os, sys
+build = sys.argv[sys.argv.index("-C") + 1]
+table = json.load(open(os.path.join(build, "fake-ninja.json")))
+tool = sys.argv[sys.argv.index("-t") + 1]
+if tool == "targets":
+    for t in table:
+        print(t + ": phony")
+elif tool == "commands":
+    for cmd in table[sys.argv[-1]]:
+        print(cmd)
+'''
+
+
+class SharedBuildTest(unittest.TestCase):
+    """The real prepare_shared and build_exercise over a fake CMake and Ninja: the
+    instructor's build makes the checkers; a submission relinks its runner only."""
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="test-shared-")
+        self.tmp = Path(self._tmp.name)
+        self.course = FakeCourse(self.tmp)
+        _exe(self.course.bin / "fakechk", f"""
+            import os, sys
+            suite = sys.argv[sys.argv.index("--suite") + 1]
+            out = sys.argv[sys.argv.index("-o") + 1]
+            prog = {CHECKER!r}.replace("SUITE, HIDDEN", repr(suite) + ", " + repr("--hidden" in sys.argv), 1)
+            open(out, "w").write("#!{PY}\\n" + prog)
+            os.chmod(out, 0o755)
+        """)
+        tools = self.tmp / "buildtools"
+        _exe(tools / "cmake", FAKE_CMAKE)
+        _exe(tools / "ninja", FAKE_NINJA)
+        self.course.env["PATH"] = f"{tools}{os.pathsep}{self.course.env['PATH']}"
+        self.course.env["FAKE_BIN"] = str(self.course.bin)
+        self.exercises = [e for c in load_all(self.course.root) for e in c.exercises]
+        self.hidden = self.tmp / "hidden"
+        (self.hidden / "01-demo").mkdir(parents=True)
+        (self.hidden / "01-demo" / "alpha_hidden_test.cu").write_text("// hidden\n")
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def prepare(self):
+        with mock.patch.dict(os.environ, self.course.env):
+            return classbuild.prepare_shared(self.course.root, self.tmp / "shared", self.exercises,
+                                             False, self.hidden, 2, lambda msg: None)
+
+    def test_shared_build_reads_only_the_runners_commands(self):
+        sb = self.prepare()
+        self.assertEqual(sb.problems, {})
+        self.assertEqual(sb.hidden, {"alpha"})
+        self.assertEqual(sorted(sb.link_cmd), ["alpha_runner_starter", "beta_runner_starter"])
+        self.assertEqual(sb.starter_obj, {"alpha": "obj/alpha.o", "beta": "obj/beta.o"})
+        self.assertIn(" -c ", sb.compile_cmd["alpha"])
+        for t in ("alpha_test_starter", "alpha_hidden_test_starter", "beta_test_starter",
+                  "alpha_runner_starter", "beta_runner_starter"):
+            self.assertTrue((sb.build_dir / "bin" / t).exists(), t)
+        # a submission: its object, its runner relinked; the checkers stay the instructor's
+        copy = self.tmp / "work" / "ann" / "course"
+        classbuild.sync_tree(sb.course, copy)
+        (copy / "starter" / "01-demo" / "alpha.cu").write_text(src("pass"))
+        checker = sb.build_dir / "bin" / "alpha_test_starter"
+        before = (checker.stat().st_mtime_ns, checker.read_text())
+        log = io.StringIO()
+        ex = self.exercises[0]
+        with mock.patch.dict(os.environ, self.course.env):
+            eb = classbuild.build_exercise(sb, ex, copy, classbuild.student_targets(ex, False),
+                                           60, log)
+        self.assertEqual(eb.not_built, {})
+        student_bin = copy / "build" / "default" / "bin"
+        self.assertEqual([p.name for p in student_bin.iterdir()], ["alpha_runner_starter"])
+        self.assertNotIn("_test_", log.getvalue())
+        self.assertEqual((checker.stat().st_mtime_ns, checker.read_text()), before)
+        (link,) = [x for x in self.course.links() if "work" in x["out"]]
+        self.assertEqual(Path(link["out"]), student_bin / "alpha_runner_starter")
+        self.assertEqual(Path(link["obj"]), copy / "build" / "default" / "grade-obj" / "alpha.o")
+
+    def test_checker_that_did_not_build_is_not_graded(self):
+        self.course.env["FAKE_BROKEN"] = "beta_test_starter"
+        sb = self.prepare()
+        self.assertIn("did not build in the instructor's tree", sb.problems["beta_test_starter"])
+        self.assertIn("beta_runner_starter", sb.link_cmd)
+        subs = self.tmp / "subs"
+        (subs / "ann" / "01-demo").mkdir(parents=True)
+        (subs / "ann" / "01-demo" / "alpha.cu").write_text(src("pass"))
+        (subs / "ann" / "01-demo" / "beta.cu").write_text(src("pass"))
+        out = self.tmp / "out"
+        args = ["--submissions", str(subs), "--out", str(out), "--hidden-tests", str(self.hidden), "-q"]
+        err = io.StringIO()
+        with mock.patch.dict(os.environ, self.course.env), contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(err):
+            code = grade_cli.main(args, root=self.course.root)  # the real prepare_shared
+        self.assertEqual(code, 0, err.getvalue())
+        data = json.loads((out / "students" / "ann" / "results.json").read_text())
+        alpha, beta = data["cudalab"]["exercises"]
+        self.assertEqual(alpha["status"], "passed")
+        self.assertIn("hidden ones included", alpha["reason"])
+        self.assertEqual(beta["status"], "compile_error")
+        self.assertTrue(beta["reason"].startswith("not graded: beta_test_starter did not build "
+                                                  "in the instructor's tree"), beta["reason"])
+        self.assertFalse([r for r in self.course.runs() if "beta" in r["argv"][0]])
 
 
 class ArchiveTest(unittest.TestCase):

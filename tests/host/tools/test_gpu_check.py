@@ -271,7 +271,7 @@ open(out, "w").write(json.dumps({{"context": {{"commit": "abc"}}, "benchmarks": 
             san.write_text(f"""#!{sys.executable}
 import os, sys, time
 with open({str(trace)!r}, "a") as f:
-    f.write(f"start {{time.time()}} {{sys.argv[-1]}} {{sys.argv[2]}} {{os.environ['CUDALAB_MAX_N']}}\\n")
+    f.write(f"start {{time.time()}} {{sys.argv[-1]}} {{sys.argv[sys.argv.index('--tool') + 1]}} {{os.environ['CUDALAB_MAX_N']}}\\n")
 time.sleep(0.4)
 with open({str(trace)!r}, "a") as f:
     f.write(f"end {{time.time()}}\\n")
@@ -315,7 +315,7 @@ print("========= ERROR SUMMARY: 0 errors")
             # Shard 2 of 3 of racecheck finds a hazard; everything else is clean.
             san.write_text(f"""#!{sys.executable}
 import os, sys
-tool, shard = sys.argv[2], os.environ.get("GTEST_SHARD_INDEX", "-")
+tool, shard = sys.argv[sys.argv.index("--tool") + 1], os.environ.get("GTEST_SHARD_INDEX", "-")
 with open({str(trace)!r}, "a") as f:
     f.write(f"{{tool}} {{os.environ.get('GTEST_TOTAL_SHARDS', '-')}} {{shard}}\\n")
 print("[  PASSED  ] 2 tests.")

@@ -106,6 +106,13 @@ def fake_test(path: Path, report_data=None, stdout="", exit_code=0, action=""):
     """A test program: prints stdout, writes report_data to --gtest_output, then `action`."""
     _write_exe(path, f"""
         import json, os, signal, sys, time
+        data = {report_data!r}
+        if "--gtest_list_tests" in sys.argv:  # the grader asks the checker for its list
+            for suite in (data or {{}}).get("testsuites", []):
+                print(suite["name"] + ".")
+                for t in suite.get("testsuite", []):
+                    print("  " + t["name"])
+            sys.exit(0)
         sys.stdout.write({stdout!r}); sys.stdout.flush()
         with open(os.environ.get("FAKE_LOG", os.devnull), "a") as log:
             log.write(json.dumps({{"argv": sys.argv, "seed": os.environ.get("CUDALAB_SEED"),
@@ -136,6 +143,9 @@ class Tree:
         self.bin = self.build / "bin"
         self.bin.mkdir(parents=True)
         (self.build / "CMakeCache.txt").write_text("")
+        for name in ("alpha", "beta"):  # the runners: the checker (fake) never starts them
+            for impl in ("starter", "solution"):
+                _write_exe(self.bin / f"{name}_runner_{impl}", "import sys\nsys.exit(2)\n")
         self.tools = tmp / "fakebin"
         self.tools.mkdir()
         self.log = tmp / "calls.log"
@@ -166,7 +176,9 @@ class Tree:
         self.env = {"PATH": f"{self.tools}{os.pathsep}{os.environ.get('PATH', '')}",
                     "FAKE_LOG": str(tmp / "runs.log"), "STALE": "",
                     "FAKE_TARGETS": "alpha_test_starter beta_test_starter alpha_bench_starter "
-                                    "alpha_test_solution beta_test_solution alpha_bench_solution"}
+                                    "alpha_test_solution beta_test_solution alpha_bench_solution "
+                                    "alpha_runner_starter beta_runner_starter "
+                                    "alpha_runner_solution beta_runner_solution"}
 
     def passing(self, slug, n=3, suite=None):
         suite = suite or slug.capitalize()
@@ -373,7 +385,8 @@ class BuildTest(GradeTestCase):
         code, data, _ = self.tree.grade_json()
         builds = [c for c in self.tree.calls() if c.startswith("cmake --build")]
         self.assertEqual(len(builds), 1)
-        self.assertIn("--target alpha_test_starter beta_test_starter -- -k 0", builds[0])
+        self.assertIn("--target alpha_test_starter alpha_runner_starter beta_test_starter "
+                      "beta_runner_starter -- -k 0", builds[0])
         alpha = self.exercise(data, "1.1")
         self.assertEqual((alpha["status"], alpha["reason"]), ("compile_error", "did not compile"))
         self.assertIn("alpha.cu(12): error: identifier", data["tests"][0]["output"])
@@ -384,7 +397,7 @@ class BuildTest(GradeTestCase):
         self.tree.passing("alpha")
         self.tree.grade("--perf", "-j", "3", "1.1", "-q")
         (b,) = [c for c in self.tree.calls() if c.startswith("cmake --build")]
-        self.assertIn("-j 3 --target alpha_test_starter alpha_bench_starter", b)
+        self.assertIn("-j 3 --target alpha_test_starter alpha_runner_starter alpha_bench_starter", b)
 
     def test_configures_default_dir_when_missing(self):
         (self.tree.build / "CMakeCache.txt").unlink()
@@ -517,7 +530,7 @@ class PerfAndSanitizerTest(GradeTestCase):
         _write_exe(self.tree.tools / "compute-sanitizer", f"""
             import subprocess, sys
             print("========= COMPUTE-SANITIZER")
-            rc = subprocess.call(sys.argv[5:])
+            rc = subprocess.call(sys.argv[7:])
             print({text!r})
             sys.exit({exit_code} or rc)
         """)
