@@ -296,6 +296,7 @@ def _run_program(ex: Exercise, opts: Options, res: Result, target: str,
         # The checker decides; a test that did not run is a failure, never a pass.
         rep.failed.append(("(tests that did not run)",
                            f"{expected - rep.total} of the {expected} tests did not run"))
+        rep.total = expected
     if p.memory_exceeded is not None:
         test = gtest.running_test(p.output)
         res.status = MEMORY

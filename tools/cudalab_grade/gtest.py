@@ -94,7 +94,13 @@ def list_tests(exe: Path, test_filter: str, cwd: Path) -> int | None:
         return None
     if p.returncode != 0:
         return None
-    return sum(1 for line in p.stdout.splitlines() if line.startswith("  ") and line.strip())
+    count, disabled_suite = 0, False
+    for line in p.stdout.splitlines():
+        if line and not line.startswith(" "):
+            disabled_suite = line.split("/")[-1].startswith("DISABLED_") or line.startswith("DISABLED_")
+        elif line.strip() and not disabled_suite and not line.strip().startswith("DISABLED_"):
+            count += 1
+    return count
 
 
 def read_tail(path: Path, limit: int = 4096, lines: int = 15) -> str:

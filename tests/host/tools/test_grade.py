@@ -102,11 +102,12 @@ def _write_exe(path: Path, body: str) -> None:
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
-def fake_test(path: Path, report_data=None, stdout="", exit_code=0, action=""):
-    """A test program: prints stdout, writes report_data to --gtest_output, then `action`."""
+def fake_test(path: Path, report_data=None, stdout="", exit_code=0, action="", listed=None):
+    """A test program: prints stdout, writes report_data to --gtest_output, then `action`.
+    Its --gtest_list_tests lists the tests of `listed` (gtest_json), default report_data's."""
     _write_exe(path, f"""
         import json, os, signal, sys, time
-        data = {report_data!r}
+        data = {listed if listed is not None else report_data!r}
         if "--gtest_list_tests" in sys.argv:  # the grader asks the checker for its list
             for suite in (data or {{}}).get("testsuites", []):
                 print(suite["name"] + ".")
@@ -116,7 +117,10 @@ def fake_test(path: Path, report_data=None, stdout="", exit_code=0, action=""):
         sys.stdout.write({stdout!r}); sys.stdout.flush()
         with open(os.environ.get("FAKE_LOG", os.devnull), "a") as log:
             log.write(json.dumps({{"argv": sys.argv, "seed": os.environ.get("CUDALAB_SEED"),
-                                  "max_n": os.environ.get("CUDALAB_MAX_N")}}) + "\\n")
+                                  "max_n": os.environ.get("CUDALAB_MAX_N"),
+                                  "runner": os.environ.get("CUDALAB_RUNNER"),
+                                  "runner_log": os.environ.get("CUDALAB_RUNNER_LOG"),
+                                  "prefix": os.environ.get("CUDALAB_RUNNER_PREFIX")}}) + "\\n")
         {action}
         data = {report_data!r}
         for a in sys.argv[1:]:
@@ -173,7 +177,12 @@ class Tree:
             if os.path.exists({str(self.build_output)!r}):
                 print(open({str(self.build_output)!r}).read())
         """)
-        self.env = {"PATH": f"{self.tools}{os.pathsep}{os.environ.get('PATH', '')}",
+        # The machine's own compute-sanitizer (a GPU machine has one) stays out of
+        # sight: tests that want one put a fake in self.tools.
+        system_path = os.pathsep.join(
+            d for d in os.environ.get("PATH", "").split(os.pathsep)
+            if d and not (Path(d) / "compute-sanitizer").exists())
+        self.env = {"PATH": f"{self.tools}{os.pathsep}{system_path}",
                     "FAKE_LOG": str(tmp / "runs.log"), "STALE": "",
                     "FAKE_TARGETS": "alpha_test_starter beta_test_starter alpha_bench_starter "
                                     "alpha_test_solution beta_test_solution alpha_bench_solution "
@@ -370,6 +379,87 @@ class FailureModeTest(GradeTestCase):
             _, data, _ = self.tree.grade_json("--no-build")
         self.assertEqual(self.exercise(data, "1.1")["reason"], "grader error: RuntimeError: oops")
         self.assertEqual(self.exercise(data, "1.1")["status"], "grader_error")
+
+
+class CheckerRunnerTest(GradeTestCase):
+    """The checker (bin/<slug>_test_<impl>) decides; the runner (the student's code) only
+    answers it: its output is shown, never read for a verdict."""
+
+    def test_tests_missing_from_the_report_fail(self):
+        listed = gtest_json([("Alpha", f"T{i}", "COMPLETED", []) for i in range(4)])
+        fake_test(self.tree.bin / "alpha_test_starter",
+                  gtest_json([("Alpha", f"T{i}", "COMPLETED", []) for i in range(3)]), listed=listed)
+        self.tree.passing("beta")
+        _, data, _ = self.tree.grade_json("--no-build")
+        alpha = self.exercise(data, "1.1")
+        self.assertEqual((alpha["status"], alpha["correctness_points"]), ("failed", 0))
+        self.assertIn("FAILED (tests that did not run)\n1 of the 4 tests did not run",
+                      data["tests"][0]["output"])
+        self.assertEqual(self.exercise(data, "1.2")["status"], "passed")
+        # the list is asked of the checker itself, with the exercise's filter
+        self.assertEqual([r["argv"][1] for r in self.tree.runs()], ["--gtest_filter=*Alpha*",
+                                                                   "--gtest_filter=*Beta*"])
+
+    def test_no_gpu_skip_is_not_a_missing_test(self):
+        fake_test(self.tree.bin / "alpha_test_starter",
+                  gtest_json([("Alpha", "Host", "COMPLETED", []), ("Alpha", "T1", "SKIPPED", [])]),
+                  stdout="cudalab: no CUDA device; GPU tests are skipped\n",
+                  listed=gtest_json([("Alpha", n, "COMPLETED", []) for n in ("Host", "T1", "T2")]))
+        _, data, _ = self.tree.grade_json("--no-build", "1.1")
+        self.assertEqual(self.exercise(data, "1.1")["status"], "no_gpu")
+
+    def test_runner_log_is_shown_and_never_decides(self):
+        said = "".join(f"debug {i}\n" for i in range(30)) + (
+            "cudalab: no CUDA device; GPU tests are skipped\n[  SKIPPED ] Alpha.T1\n"
+            "[  PASSED  ] 3 tests.\n")
+        write = 'open(os.environ["CUDALAB_RUNNER_LOG"], "a").write({!r})'
+        fake_test(self.tree.bin / "alpha_test_starter",
+                  gtest_json([("Alpha", "T0", "COMPLETED", []), ("Alpha", "T1", "COMPLETED", ["bad"])]),
+                  exit_code=1, action=write.format(said))
+        # a test the checker skipped for its size: a no-device line would make it "no GPU"
+        fake_test(self.tree.bin / "beta_test_starter",
+                  gtest_json([("Beta", "T0", "COMPLETED", []), ("Beta", "Big", "SKIPPED", [])]),
+                  stdout="Skipped: n above CUDALAB_MAX_N\n",
+                  action=write.format("cudalab: no CUDA device; GPU tests are skipped\n"
+                                      "[  FAILED  ] Beta.T0 (1 ms)\n[  FAILED  ] 1 test\n"))
+        code, data, _ = self.tree.grade_json("--no-build")
+        self.assertEqual(code, 0)  # graded: the runner cannot say "no GPU"
+        alpha, beta = self.exercise(data, "1.1"), self.exercise(data, "1.2")
+        self.assertEqual((alpha["status"], beta["status"]), ("failed", "passed"))
+        self.assertIn("1 of 2 tests failed", alpha["reason"])
+        out = data["tests"][0]["output"]
+        self.assertIn("FAILED Alpha.T1\nbad", out)
+        self.assertIn("your code printed (last lines):\n" + "".join(
+            f"debug {i}\n" for i in range(18, 30)) + "cudalab: no CUDA device", out)
+        self.assertNotIn("debug 17\n", out)  # its tail only
+        self.assertIn("your code printed (last lines):\ncudalab: no CUDA device",
+                      data["tests"][1]["output"])
+        self.assertEqual(data["score"], 6)
+
+    def test_checker_gets_the_runner_and_a_log(self):
+        self.tree.passing("alpha")
+        fake_test(self.tree.bin / "alpha_test_solution", gtest_json([("Alpha", "T", "COMPLETED", [])]))
+        self.tree.grade_json("--no-build", "1.1")
+        self.tree.grade_json("--no-build", "--solutions", "1.1")
+        starter, solution = self.tree.runs()
+        self.assertEqual(starter["runner"], str((self.tree.bin / "alpha_runner_starter").resolve()))
+        self.assertEqual(solution["runner"], str((self.tree.bin / "alpha_runner_solution").resolve()))
+        for run in (starter, solution):
+            self.assertTrue(Path(run["runner_log"]).is_absolute())
+            self.assertFalse(Path(run["runner_log"]).exists())  # a temporary file, removed
+            self.assertIsNone(run["prefix"])  # no sandbox asked: no variable
+
+    def test_runner_prefix_reaches_the_checker_as_json(self):
+        from cudalab_grade import grading
+        self.tree.passing("alpha")
+        ex = next(e for c in load_all(self.tree.root) for e in c.exercises if e.id == "1.1")
+        prefix = ["bwrap", "--ro-bind", "/", "/", "--die-with-parent", "--"]
+        opts = grading.Options(root=self.tree.root, build_dir=self.tree.build, runner_prefix=prefix)
+        with mock.patch.dict(os.environ, self.tree.env):
+            res = grading.grade(ex, opts)
+        self.assertEqual(res.status, "passed")
+        (run,) = self.tree.runs()
+        self.assertEqual(json.loads(run["prefix"]), prefix)
 
 
 class BuildTest(GradeTestCase):
