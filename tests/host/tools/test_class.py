@@ -568,7 +568,7 @@ class ArchiveTest(unittest.TestCase):
         self.assertIn("larger than 100", self.rejected(
             self.tar("b.tgz", [(big, b"1" * 200)]), submissions.Limits(max_member=100)))
         (self.tmp / "junk.tgz").write_bytes(b"not a tar at all")
-        self.assertIn("cannot read the archive", self.rejected(self.tmp / "junk.tgz"))
+        self.assertIn("not a tar archive", self.rejected(self.tmp / "junk.tgz"))
 
     def test_duplicate_member(self):
         import warnings
@@ -595,6 +595,209 @@ class ArchiveTest(unittest.TestCase):
         dup = next(e for e in submissions.discover(d) if e.path.name == "ann.zip")
         self.assertEqual(dup.kind, "bad")
         self.assertIn("same student id", dup.why)
+
+
+def _tar_header(name: bytes, type_: bytes, size_field: bytes) -> bytes:
+    """One 512-byte tar header with a raw size field (12 bytes) and a right checksum."""
+    h = bytearray(512)
+    h[0:len(name)] = name
+    h[100:108] = b"0000644\0"
+    h[108:116] = b"0000000\0"
+    h[116:124] = b"0000000\0"
+    h[124:136] = size_field.ljust(12, b"\0")[:12]
+    h[136:148] = b"00000000000\0"
+    h[156:157] = type_
+    h[257:263] = b"ustar\0"
+    h[263:265] = b"00"
+    h[148:156] = b" " * 8
+    h[148:156] = b"%06o\0 " % sum(h)
+    return bytes(h)
+
+
+def _octal(n: int) -> bytes:
+    return b"%011o\0" % n
+
+
+def _pax(key: str, value: str) -> bytes:
+    """One pax record, "<length> key=value\n", its length counting itself."""
+    body = f" {key}={value}\n".encode()
+    n = len(body) + 1
+    while len(str(n).encode()) + len(body) != n:
+        n += 1
+    return str(n).encode() + body
+
+
+def _gzip_stream(parts, level: int = 6) -> bytes:
+    """A gzip of the concatenated parts (each a bytes, or (bytes, times) to repeat it), made in chunks."""
+    import zlib
+    c = zlib.compressobj(level, zlib.DEFLATED, 31)
+    out = []
+    for part in parts:
+        data, times = part if isinstance(part, tuple) else (part, 1)
+        for _ in range(times):
+            out.append(c.compress(data))
+    out.append(c.flush())
+    return b"".join(out)
+
+
+class HostileArchiveTest(unittest.TestCase):
+    """Archives built to make the grader itself eat memory: refused from their headers, fast, small."""
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="test-hostile-")
+        self.tmp = Path(self._tmp.name)
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def refused(self, name: str, data: bytes, limits=submissions.Limits()) -> str:
+        import tracemalloc
+        p = self.tmp / name
+        p.write_bytes(data)
+        del data
+        entry = next(e for e in submissions.discover(self.tmp) if e.path == p)
+        tracemalloc.start()
+        start = time.monotonic()
+        try:
+            with self.assertRaises(submissions.Rejected) as cm:
+                submissions.unpack(entry, self.tmp / "dest" / name, limits)
+            seconds = time.monotonic() - start
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        self.assertLess(seconds, 3.0, f"{name}: refused after {seconds:.1f} s")
+        self.assertLess(peak, 8 << 20, f"{name}: {peak >> 20} MiB used to refuse it")
+        self.assertEqual([q for q in (self.tmp / "dest").rglob("*") if q.is_file()], [])
+        p.unlink()
+        return str(cm.exception)
+
+    def test_pax_header_of_1_gb(self):
+        tar = _tar_header(b"././@PaxHeader", b"x", _octal(1 << 30)) + _pax("path", "a" * 20)
+        tar = tar.ljust(16 << 10, b"a")
+        self.assertIn("pax header at byte 0 declares 1073741824 bytes", self.refused("pax.tar", tar))
+        # the same behind gzip, with 64 MiB of pax data actually there to read
+        gz = _gzip_stream([_tar_header(b"././@PaxHeader", b"x", _octal(1 << 30)),
+                           (_pax("a", "bcdefghijklmn") * 1024, 3000)])
+        self.assertLess(len(gz), 1 << 20)
+        self.assertIn("declares 1073741824 bytes", self.refused("pax.tar.gz", gz))
+
+    def test_gnu_long_name_of_100_mb(self):
+        gz = _gzip_stream([_tar_header(b"././@LongLink", b"L", _octal(100 << 20)),
+                           (b"a" * (1 << 20), 100)])
+        self.assertIn("GNU long name at byte 0 declares 104857600 bytes",
+                      self.refused("long.tgz", gz))
+        base256 = b"\x80" + (100 << 20).to_bytes(11, "big")
+        tar = _tar_header(b"././@LongLink", b"K", base256) + b"a" * 4096
+        self.assertIn("declares 104857600 bytes", self.refused("long.tar", tar))
+
+    def test_malformed_size_fields(self):
+        for field in (b"12345678zzz\0", b"\xff" * 12):
+            with self.subTest(field=field):
+                tar = _tar_header(b"a.cu", b"0", field) + b"\0" * 1024
+                why = self.refused("bad.tar", tar)
+                self.assertRegex(why, "not a tar archive|malformed|negative")
+        ok = _tar_header(b"a.cu", b"0", _octal(1)) + b"x".ljust(512, b"\0")
+        bad_second = ok + _tar_header(b"b.cu", b"0", b"9" * 11 + b"\0") + b"\0" * 1024
+        self.assertIn("malformed tar header at byte 1024", self.refused("bad2.tar", bad_second))
+
+    def test_gzip_bomb(self):
+        # 1 GiB of tar stream (a member of 4 MiB of zeros, 256 times) in about 1 MB of gzip
+        member = _tar_header(b"z.bin", b"0", _octal(4 << 20))
+        gz = _gzip_stream([(member + b"\0" * (4 << 20), 256)], level=9)
+        self.assertLess(len(gz), 8 << 20)
+        self.assertIn("unpacks to more than", self.refused("bomb.tar.gz", gz))
+        # pax headers of 60 KiB, each under the limit, 2000 times (with a folder after each):
+        # the headers' budget stops it
+        record = _pax("comment", "c" * ((60 << 10) - 20))
+        unit = (_tar_header(b"././@PaxHeader", b"g", _octal(len(record)))
+                + record.ljust((len(record) + 511) // 512 * 512, b"\0")
+                + _tar_header(b"d/", b"5", _octal(0)))
+        gz = _gzip_stream([(unit, 2000)], level=9)
+        self.assertIn("add up to more than", self.refused("headers.tgz", gz))
+        # and the stream limit itself, with a header budget too large to stop it first
+        loose = submissions.Limits(max_headers=1 << 40)
+        self.assertIn("bytes of tar stream", self.refused("stream.tgz", gz, loose))
+
+    def test_zip_with_100k_entries(self):
+        import struct
+        import zlib
+        local, central = [], []
+        offset = 0
+        for i in range(100_000):
+            name = b"f%06d" % i
+            crc = zlib.crc32(b"")
+            lh = struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, 0, 0, 0, 0, crc, 0, 0, len(name), 0) + name
+            central.append(struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, 20, 0, 0, 0, 0, crc, 0, 0,
+                                       len(name), 0, 0, 0, 0, 0, offset) + name)
+            local.append(lh)
+            offset += len(lh)
+        cd = b"".join(central)
+        end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, len(cd), offset, 0)
+        data = b"".join(local) + cd + end
+        # the entry count of 0xFFFF without zip64 is refused; so is the honest count in zip64
+        self.assertIn("zip64", self.refused("many.zip", data))
+        z64 = struct.pack("<4sQ2H2L4Q", b"PK\x06\x06", 44, 45, 45, 0, 0, 100_000, 100_000,
+                          len(cd), offset)
+        loc = struct.pack("<4sLQL", b"PK\x06\x07", 0, offset + len(cd), 1)
+        data = b"".join(local) + cd + z64 + loc + end
+        self.assertIn("its directory says 100000", self.refused("many64.zip", data))
+
+    def test_zip_with_absurd_names_and_extras(self):
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as z:
+            z.writestr("a" * 3000, "x")
+        self.assertIn("a name of 3000 bytes", self.refused("name.zip", buf.getvalue()))
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as z:
+            info = zipfile.ZipInfo("a.cu")
+            info.extra = b"\x99\x99" + (60000).to_bytes(2, "little") + b"\0" * 60000
+            z.writestr(info, "x")
+        self.assertIn("extra field or comment", self.refused("extra.zip", buf.getvalue()))
+
+    def test_other_compressions_and_types(self):
+        import bz2
+        inner = io.BytesIO()
+        with tarfile.open(fileobj=inner, mode="w") as t:
+            info = tarfile.TarInfo("a.cu")
+            t.addfile(info, io.BytesIO(b""))
+        self.assertIn("compressed with bzip2", self.refused("b.tar", bz2.compress(inner.getvalue())))
+        fifo = _tar_header(b"p", b"6", _octal(0)) + b"\0" * 1024
+        self.assertIn("special file", self.refused("fifo.tar", fifo))
+        sparse = _tar_header(b"s", b"S", _octal(0)) + b"\0" * 1024
+        self.assertIn("special file", self.refused("sparse.tar", sparse))
+        chain = b"".join(_tar_header(b"././@LongLink", b"L", _octal(5)) + b"abcd\0".ljust(512, b"\0")
+                         for _ in range(20)) + b"\0" * 1024
+        self.assertIn("extended headers in a row", self.refused("chain.tar", chain))
+        pax_sparse = _pax("GNU.sparse.size", "100")
+        tar = (_tar_header(b"././@PaxHeader", b"x", _octal(len(pax_sparse)))
+               + pax_sparse.ljust(512, b"\0") + _tar_header(b"a", b"0", _octal(0)) + b"\0" * 1024)
+        self.assertIn("sparse", self.refused("paxsparse.tar", tar))
+
+    def test_ordinary_pax_gnu_and_multimember_archives_still_unpack(self):
+        long = "wrap/" + "d" * 120 + "/01-demo/alpha.cu"
+        for fmt in (tarfile.PAX_FORMAT, tarfile.GNU_FORMAT):
+            with self.subTest(format=fmt):
+                p = self.tmp / f"ok{fmt}.tar.gz"
+                with tarfile.open(p, "w:gz", format=fmt,
+                                  pax_headers={"comment": "git archive's commit id"}) as t:
+                    data = b"int x;\n"
+                    info = tarfile.TarInfo(long)
+                    info.size = len(data)
+                    t.addfile(info, io.BytesIO(data))
+                entry = next(e for e in submissions.discover(self.tmp) if e.path == p)
+                submissions.unpack(entry, self.tmp / f"d{fmt}")
+                self.assertEqual((self.tmp / f"d{fmt}" / long).read_bytes(), b"int x;\n")
+                p.unlink()
+        # pax size record overrides the header's size (as tarfile reads it)
+        rec = _pax("size", "300")
+        tar = (_tar_header(b"././@PaxHeader", b"x", _octal(len(rec))) + rec.ljust(512, b"\0")
+               + _tar_header(b"a.cu", b"0", _octal(0)) + b"y" * 300 + b"\0" * 212 + b"\0" * 1024)
+        p = self.tmp / "paxsize.tar"
+        p.write_bytes(_gzip_stream([tar[:700]]) + _gzip_stream([tar[700:]]))  # two gzip members
+        p.rename(self.tmp / "paxsize.tgz")
+        entry = next(e for e in submissions.discover(self.tmp) if e.path.name == "paxsize.tgz")
+        submissions.unpack(entry, self.tmp / "dp")
+        self.assertEqual((self.tmp / "dp" / "a.cu").read_bytes(), b"y" * 300)
 
 
 class LayoutTest(unittest.TestCase):
