@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import classbuild, classreport, report, source, submissions
+from .escape import printable
 from .grading import FORBIDDEN, GRADED, GRADER_ERROR, NO_GPU, Options, Result, grade, max_points
 from .manifest import Exercise
 
@@ -241,7 +242,7 @@ def _grade_one(co: ClassOptions, sb: classbuild.SharedBuild, entry: submissions.
             "student": entry.student, "exercises": [], "warnings": [f"grader error: {e}"]}}
     if not co.keep_work:
         shutil.rmtree(_work(co, entry), ignore_errors=True)
-    say(f"  {entry.student}: {record['score']:.1f} points"
+    say(f"  {printable(entry.student)}: {record['score']:.1f} points"
         + (f" (GPU {slot})" if slot is not None else "")
         + f", build {b.build_seconds if b else 0:g} s, tests {seconds:g} s")
     return record

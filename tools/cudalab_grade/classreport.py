@@ -22,6 +22,8 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
+from .escape import csv_cell, md_code, md_text
+
 STATUS_WORDS = {
     "passed": "passed", "failed": "tests failed", "crashed": "crashed", "timeout": "timed out",
     "compile_error": "did not compile", "forbidden": "forbidden API", "sanitizer": "sanitizer",
@@ -72,8 +74,8 @@ def gradebook(records: list[dict]) -> str:
     cols = exercise_columns(records)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["student"] + [f"{i} {s}" for i, s, _ in cols]
-               + ["total", "max", "complete", "problems"])
+    w.writerow([csv_cell(c) for c in ["student"] + [f"{i} {s}" for i, s, _ in cols]
+                + ["total", "max", "complete", "problems"]])
     best = sum(m for _, _, m in cols)
     for r in records:
         c = r["cudalab"]
@@ -92,7 +94,7 @@ def gradebook(records: list[dict]) -> str:
         if c.get("rejected"):
             problems.insert(0, f"rejected: {c['rejected']}")
         row += [f"{float(r['score']):.1f}", f"{best:g}", str(done), "; ".join(problems)]
-        w.writerow(row)
+        w.writerow([csv_cell(c) for c in row])
     return buf.getvalue()
 
 
@@ -156,11 +158,11 @@ def summary(records: list[dict], title: str = "Class summary", png: str | None =
         es = per[i]
         count = Counter(e["status"] for e in es)
         mean = statistics.mean(_points(e) for e in es) if es else 0.0
-        lines.append(f"| {i} {slug} | {top:g} | {mean:.1f} | "
+        lines.append(f"| {md_text(i)} {md_text(slug)} | {top:g} | {mean:.1f} | "
                      + " | ".join(str(count.get(s, 0)) for s in statuses) + " |")
     lines.append("")
     for i, slug, top in cols:
-        lines += [f"### {i} {slug}", "", "```"]
+        lines += [f"### {md_text(i)} {md_text(slug)}", "", "```"]
         lines += _histogram([_points(e) for e in per[i]], top) + ["```", ""]
     attention = []
     no_gpu = [r for r in records if any(e["status"] == "no_gpu" for e in r["cudalab"]["exercises"])]
@@ -170,15 +172,18 @@ def summary(records: list[dict], title: str = "Class summary", png: str | None =
     for r in records:
         c = r["cudalab"]
         if c.get("rejected"):
-            attention.append(f"- {c['student']}: submission rejected: {c['rejected']}")
+            attention.append(f"- {md_text(c['student'])}: submission rejected: "
+                             f"{md_text(c['rejected'])}")
         for e in c["exercises"]:
             if e["status"] == "grader_error":
-                attention.append(f"- {c['student']} {e['id']}: {e['reason']}")
+                attention.append(f"- {md_text(c['student'])} {md_text(e['id'])}: "
+                                 f"{md_text(e['reason'])}")
         for n in c.get("warnings", []):
             if "no CUDA device" not in n:
-                attention.append(f"- {c['student']}: {n}")
+                attention.append(f"- {md_text(c['student'])}: {md_text(n)}")
     if attention or warnings:
-        lines += ["## Needs a look", ""] + attention + [f"- {w}" for w in warnings or []] + [""]
+        lines += (["## Needs a look", ""] + attention + [f"- {md_text(w)}" for w in warnings or []]
+                  + [""])
     return "\n".join(lines) + "\n"
 
 
@@ -236,7 +241,7 @@ def merge(folders: list[Path], out: Path) -> tuple[int, list[str]]:
 
 def student_markdown(student: str, board_md: str, total: float, best: float,
                      files: dict, notes: list[str]) -> str:
-    lines = [f"# Grade report: {student}", "", f"**Total: {total:.1f} / {best:g}**", "", board_md, "",
+    lines = [f"# Grade report: {md_text(student)}", "", f"**Total: {total:.1f} / {best:g}**", "", board_md, "",
              "## Files", ""]
     for label, key in (("graded", "submitted"), ("not submitted (the starter's file, 0 points)",
                                                  "not_submitted"),
@@ -244,8 +249,8 @@ def student_markdown(student: str, board_md: str, total: float, best: float,
         items = files.get(key) or []
         if items:
             lines.append(f"{label}:")
-            lines += [f"- `{x}`" for x in items]
+            lines += [f"- {md_code(x)}" for x in items]
             lines.append("")
     if notes:
-        lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
+        lines += ["## Notes", ""] + [f"- {md_text(n)}" for n in notes] + [""]
     return "\n".join(lines) + "\n"

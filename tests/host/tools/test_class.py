@@ -485,6 +485,75 @@ class MergeAndSlurmTest(unittest.TestCase):
                                            "--out", str(self.tmp / "o"), "-q")[0], 2)
 
 
+class HostileNamesTest(unittest.TestCase):
+    """Student ids, member names and program output reach Markdown and CSV as text, never markup."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls._tmp = tempfile.TemporaryDirectory(prefix="test-names-")
+        tmp = Path(cls._tmp.name)
+        cls.course = FakeCourse(tmp)
+        subs = tmp / "subs"
+        cls.ids = ["=1+2", "@SUM(A1)", "-2+3", "+cmd", "ev`il\n# Heading <b>x<\\b> | [a](http:e)"]
+        for sid in cls.ids:
+            d = subs / sid / "01-demo"
+            d.mkdir(parents=True)
+            (d / "alpha.cu").write_text(src("pass"))
+            (d / "beta.cu").write_text(src("pass"))
+        with zipfile.ZipFile(subs / "zed.zip", "w") as z:
+            z.writestr("01-demo/alpha.cu", src("pass"))
+            z.writestr("x/a``b`|<img src=x onerror=alert(1)>[c](http://e)\n```.md", "x")
+        with zipfile.ZipFile(subs / "zz.zip", "w") as z:
+            z.writestr("../<script>alert(1)</script>|=HYPERLINK(\"http://e\")", "x")
+        cls.out = tmp / "out"
+        cls.code, _, cls.err = cls.course.grade("--submissions", str(subs), "--out", str(cls.out),
+                                                "-q")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def test_gradebook_cells_are_not_formulas(self):
+        self.assertEqual(self.code, 0, self.err)
+        rows = list(csv.reader(io.StringIO((self.out / "gradebook.csv").read_text())))
+        students = [r[0] for r in rows[1:]]
+        for sid in ("=1+2", "@SUM(A1)", "-2+3", "+cmd"):
+            self.assertIn("'" + sid, students)
+        for row in rows:
+            for cell in row:
+                self.assertFalse(cell.startswith(("=", "+", "-", "@", "\t", "\r")), cell)
+        problems = next(r for r in rows if r[0] == "zz")[-1]
+        self.assertIn("climbs out", problems)
+
+    def test_markdown_shows_names_as_text(self):
+        texts = [(d / "report.md").read_text() for d in (self.out / "students").iterdir()]
+        texts.append((self.out / "summary.md").read_text())
+        for text in texts:
+            # outside code spans (list items of file names, checked below) nothing is markup
+            prose = "\n".join(ln for ln in text.splitlines() if not ln.startswith("- `"))
+            for markup in ("<img", "<script", "<b>", "](http", "\n# Heading"):
+                self.assertNotIn(markup, prose.replace("\\<", "").replace("\\](", ""))
+        evil = next(t for t in texts if t.startswith("# Grade report: ev"))
+        self.assertEqual([ln for ln in evil.splitlines() if ln.startswith("# ")],
+                         ["# Grade report: ev\\`il \\# Heading \\<b\\>x\\<\\\\b\\> \\| "
+                          "\\[a\\](http:e)"])
+        zed = next(t for t in texts if t.startswith("# Grade report: zed"))
+        self.assertIn("- ````x/a``b`|<img src=x onerror=alert(1)>[c](http:/e) ```.md````", zed)
+        summary = texts[-1]
+        self.assertIn("\\<script\\>alert(1)\\</script\\>\\|=HYPERLINK", summary)
+
+    def test_escape_helpers(self):
+        from cudalab_grade import escape
+        self.assertEqual(escape.csv_cell("=A1"), "'=A1")
+        self.assertEqual(escape.csv_cell("\tx"), "'\tx")
+        self.assertEqual(escape.csv_cell("10.0"), "10.0")
+        self.assertEqual(escape.md_code("a`b"), "``a`b``")
+        self.assertEqual(escape.md_code("`x"), "`` `x ``")
+        self.assertEqual(escape.md_block("a\n```\nb"), ["````", "a", "```", "b", "````"])
+        self.assertEqual(escape.md_text("a|b\nc"), "a\\|b c")
+        self.assertEqual(escape.printable("a\x1b[31mb"), "a?[31mb")
+
+
 class ArchiveTest(unittest.TestCase):
     def setUp(self):
         self._tmp = tempfile.TemporaryDirectory(prefix="test-archive-")
