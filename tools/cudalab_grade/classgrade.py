@@ -79,7 +79,7 @@ def run_class(co: ClassOptions, say) -> tuple[int, list[dict]]:
     shared_dir = co.shared_dir or (co.out / "shared")
     sb = classbuild.prepare_shared(co.root, shared_dir, co.exercises, co.perf, co.hidden_dir,
                                    co.jobs, say, read_only=co.shared_dir is not None)
-    warnings = _hidden_warnings(co, sb)
+    warnings = _hidden_warnings(co, sb, say)
     for w in warnings:
         say(f"warning: {w}")
     say(f"instructor's build ready in {sb.seconds:g} s; grading {len(entries)} submission(s) "
@@ -113,18 +113,28 @@ def run_class(co: ClassOptions, say) -> tuple[int, list[dict]]:
     return graded, done
 
 
-def _hidden_warnings(co: ClassOptions, sb: classbuild.SharedBuild) -> list[str]:
+def _hidden_warnings(co: ClassOptions, sb: classbuild.SharedBuild, say=lambda msg: None
+                     ) -> list[str]:
+    """Say, per exercise, whether it has a hidden suite; warnings for what the instructor must fix."""
     if co.hidden_dir is None:
         return []
     out = []
+    none = []
     for ex in co.exercises:
         f = classbuild.hidden_file(ex, co.hidden_dir)
-        if ex.hidden_test and f is None:
-            out.append(f"{ex.id} {ex.slug}: no {ex.hidden_test} in {co.hidden_dir}; "
-                       "only its public tests are graded")
-        elif f is not None and ex.slug not in sb.hidden:
+        if f is None:
+            none.append(ex)
+        elif ex.slug not in sb.hidden:
             out.append(f"{ex.id} {ex.slug}: {f} did not build in the instructor's tree "
                        f"(see {sb.log}); only its public tests are graded")
+        else:
+            say(f"hidden tests: {ex.id} {ex.slug}: {f}")
+    if none:
+        say(f"no hidden suite for {len(none)} exercise(s) (no <slug>_hidden_test.cu in "
+            f"{co.hidden_dir} or its chapter folders): {', '.join(e.id for e in none)}")
+    if not sb.hidden:
+        out.append(f"--hidden-tests {co.hidden_dir}: no hidden suite for any of the "
+                   f"{len(co.exercises)} exercise(s) graded; only public tests are graded")
     return out
 
 
@@ -236,7 +246,7 @@ def _grade_one(co: ClassOptions, sb: classbuild.SharedBuild, entry: submissions.
         results += [_fixed(ex, co, GRADER_ERROR, msg) for ex in co.exercises if ex.id not in done]
     seconds = round(time.monotonic() - start, 2)
     try:
-        record = _write_student(co, entry, b, results, seconds, slot)
+        record = _write_student(co, sb, entry, b, results, seconds, slot)
     except Exception as e:  # noqa: BLE001 - the last resort: a minimal record
         record = {"score": 0.0, "tests": [], "cudalab": {
             "student": entry.student, "exercises": [], "warnings": [f"grader error: {e}"]}}
@@ -248,13 +258,29 @@ def _grade_one(co: ClassOptions, sb: classbuild.SharedBuild, entry: submissions.
     return record
 
 
+def _id_key(ex_id: str) -> tuple:
+    return tuple(int(p) if p.isdigit() else 0 for p in ex_id.split("."))
+
+
+def hidden_note(r: Result) -> str:
+    """Whether the exercise's hidden tests ran, in words."""
+    if not r.hidden_suite:
+        return "no hidden suite for this exercise"
+    if r.hidden_tests is None:
+        return "hidden tests: not run (the exercise was stopped before them)"
+    if r.hidden_tests == 0:
+        return "hidden tests: ran 0 (no hidden test matches the exercise's filter)"
+    return f"hidden tests: ran {r.hidden_tests}"
+
+
 def _fixed(ex: Exercise, co: ClassOptions, status: str, reason: str) -> Result:
     opts = Options(root=co.root, build_dir=co.root, perf=co.perf)
     return Result(ex, max_points(ex, opts), status=status, reason=reason)
 
 
-def _write_student(co: ClassOptions, entry: submissions.Entry, b: Built | None,
-                   results: list[Result], seconds: float, slot: str | None) -> dict:
+def _write_student(co: ClassOptions, sb: classbuild.SharedBuild | None, entry: submissions.Entry,
+                   b: Built | None, results: list[Result], seconds: float, slot: str | None
+                   ) -> dict:
     d = co.out / "students" / entry.safe_id
     d.mkdir(parents=True, exist_ok=True)
     sub = b.sub if b and b.sub else submissions.Submission(entry.student)
@@ -270,7 +296,10 @@ def _write_student(co: ClassOptions, entry: submissions.Entry, b: Built | None,
         warnings.append("not graded: no CUDA device on the grading machine")
     meta = {"student": entry.student, "entry": entry.path.name, "implementation": "submission",
             "seed": co.seed, "perf": co.perf, "sanitize": list(co.sanitize),
-            "hidden_tests": co.hidden_dir is not None, "gpu": slot,
+            "hidden_tests": co.hidden_dir is not None,
+            "hidden_suites": sorted((ex.id for ex in co.exercises if ex.slug in sb.hidden),
+                                    key=_id_key) if sb else [],
+            "gpu": slot,
             "rejected": sub.rejected, "files": files, "warnings": warnings,
             "build_seconds": b.build_seconds if b else 0.0, "test_seconds": seconds}
     text = report.gradescope(results, meta)
@@ -285,6 +314,8 @@ def _write_student(co: ClassOptions, entry: submissions.Entry, b: Built | None,
                  + (f" on GPU {slot}" if slot is not None else ""))
     if co.seed is not None:
         notes.append(f"tests ran with seed {co.seed} (CUDALAB_SEED)")
+    if co.hidden_dir is not None:
+        notes += [f"{r.exercise.id} {r.exercise.slug}: {hidden_note(r)}" for r in results]
     (d / "report.md").write_text(classreport.student_markdown(
         entry.student, report.markdown(results), got, best, files, notes))
     return record

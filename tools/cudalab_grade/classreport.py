@@ -122,6 +122,28 @@ def _histogram(values: list[float], top: float, width: int = 40) -> list[str]:
             for label, n in counts]
 
 
+def _hidden_words(records: list[dict], cols: list[tuple[str, str, float]]) -> str:
+    """What the summary says of hidden tests: never "hidden tests" when none ran."""
+    if not any(r["cudalab"].get("hidden_tests") for r in records):
+        return "no hidden tests"
+    suites = {i for r in records for i in r["cudalab"].get("hidden_suites") or []}
+    ran = {e["id"] for r in records for e in r["cudalab"]["exercises"] if e.get("hidden_tests")}
+    had = f"{len(suites)} of {len(cols)} exercise(s) had a hidden suite"
+    if not ran:
+        return f"no hidden tests ran ({had})"
+    return f"hidden tests ran for {len(ran)} of {len(cols)} exercise(s) ({had})"
+
+
+def _hidden_cell(es: list[dict]) -> str:
+    """An exercise's hidden tests in the summary: how many ran, in how many submissions."""
+    if not any(e.get("hidden_suite") for e in es):
+        return "no suite"
+    runs = [e["hidden_tests"] for e in es if e.get("hidden_tests") is not None]
+    if not runs:
+        return "never ran"
+    return f"{max(runs)} tests, ran for {len(runs)} of {len(es)}"
+
+
 def summary(records: list[dict], title: str = "Class summary", png: str | None = None,
             warnings: list[str] | None = None) -> str:
     cols = exercise_columns(records)
@@ -131,7 +153,7 @@ def summary(records: list[dict], title: str = "Class summary", png: str | None =
     if records:
         meta = records[0]["cudalab"]
         opts = [f"seed {meta.get('seed')}" if meta.get("seed") is not None else "tests' own seeds",
-                "hidden tests" if meta.get("hidden_tests") else "no hidden tests",
+                _hidden_words(records, cols),
                 f"sanitizers: {', '.join(meta.get('sanitize') or []) or 'none'}",
                 "with performance points" if meta.get("perf") else "correctness only"]
         lines += [f"{len(records)} submissions, {len(cols)} exercises, {best:g} points at most "
@@ -147,9 +169,11 @@ def summary(records: list[dict], title: str = "Class summary", png: str | None =
         lines += [f"![score distribution]({png})", ""]
     statuses = sorted({e["status"] for r in records for e in r["cudalab"]["exercises"]},
                       key=lambda s: list(STATUS_WORDS).index(s) if s in STATUS_WORDS else 99)
+    hidden = any(r["cudalab"].get("hidden_tests") for r in records)
     lines += ["## Per exercise", "",
-              "| exercise | max | mean | " + " | ".join(STATUS_WORDS.get(s, s) for s in statuses) + " |",
-              "|---|---|---|" + "---|" * len(statuses)]
+              "| exercise | max | mean | " + " | ".join(STATUS_WORDS.get(s, s) for s in statuses)
+              + (" | hidden tests" if hidden else "") + " |",
+              "|---|---|---|" + "---|" * (len(statuses) + hidden)]
     per: dict[str, list[dict]] = {i: [] for i, _, _ in cols}
     for r in records:
         for e in r["cudalab"]["exercises"]:
@@ -159,7 +183,8 @@ def summary(records: list[dict], title: str = "Class summary", png: str | None =
         count = Counter(e["status"] for e in es)
         mean = statistics.mean(_points(e) for e in es) if es else 0.0
         lines.append(f"| {md_text(i)} {md_text(slug)} | {top:g} | {mean:.1f} | "
-                     + " | ".join(str(count.get(s, 0)) for s in statuses) + " |")
+                     + " | ".join(str(count.get(s, 0)) for s in statuses)
+                     + (f" | {_hidden_cell(es)}" if hidden else "") + " |")
     lines.append("")
     for i, slug, top in cols:
         lines += [f"### {md_text(i)} {md_text(slug)}", "", "```"]
@@ -169,6 +194,10 @@ def summary(records: list[dict], title: str = "Class summary", png: str | None =
     if no_gpu:
         attention.append(f"- {len(no_gpu)} submission(s) not graded for lack of a CUDA device "
                          "on the grading machine: grade them again on a GPU machine")
+    for i, slug, _ in cols:
+        if any(e.get("hidden_tests") == 0 for e in per[i]):
+            attention.append(f"- {md_text(i)} {md_text(slug)}: its hidden suite ran no test (do "
+                             "its suite names match the exercise's test_filter?)")
     for r in records:
         c = r["cudalab"]
         if c.get("rejected"):

@@ -99,7 +99,7 @@ def _machine(r: Result) -> dict:
     return {"id": r.exercise.id, "slug": r.exercise.slug, "status": r.status,
             "correctness_points": r.correctness_points, "perf_points": r.perf_points,
             "max_points": r.max_points, "ratio": r.ratio, "reason": r.reason,
-            "seconds": r.seconds}
+            "seconds": r.seconds, "hidden_suite": r.hidden_suite, "hidden_tests": r.hidden_tests}
 
 
 def gradescope(results: list[Result], meta: dict) -> str:

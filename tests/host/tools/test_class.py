@@ -323,7 +323,26 @@ class ClassRunTest(unittest.TestCase):
         self.assertEqual(a["status"], "failed")
         self.assertIn("1 of 6 tests failed, 1 of them hidden", a["reason"])
         self.assertIn("FAILED (hidden) AlphaHidden.T1", self.result("hidden")["tests"][0]["output"])
-        self.assertIn("hidden ones included", self.ex("good", "1.1")["reason"])
+        self.assertIn("3 hidden ones included", self.ex("good", "1.1")["reason"])
+
+    def test_hidden_tests_said_per_exercise(self):
+        a, b = self.ex("good", "1.1"), self.ex("good", "1.2")
+        self.assertEqual((a["hidden_suite"], a["hidden_tests"]), (True, 3))
+        self.assertEqual((b["hidden_suite"], b["hidden_tests"]), (False, None))
+        self.assertEqual(self.result("good")["cudalab"]["hidden_suites"], ["1.1"])
+        report = (self.out / "students" / "good" / "report.md").read_text()
+        self.assertIn("- 1.1 alpha: hidden tests: ran 3", report)
+        self.assertIn("- 1.2 beta: no hidden suite for this exercise", report)
+        broken = (self.out / "students" / "source" / "report.md").read_text()
+        self.assertIn("1.1 alpha: hidden tests: not run", broken)
+        self.assertIn("hidden tests: 1.1 alpha: ", self.stderr)
+        self.assertIn("no hidden suite for 1 exercise(s)", self.stderr)
+        s = (self.out / "summary.md").read_text()
+        self.assertIn("hidden tests ran for 1 of 2 exercise(s) (1 of 2 exercise(s) had a hidden "
+                      "suite)", s)
+        self.assertIn("| hidden tests |", s)
+        self.assertRegex(s, r"\| 1\.1 alpha \|.* \| 3 tests, ran for \d+ of 14 \|")
+        self.assertRegex(s, r"\| 1\.2 beta \|.* \| no suite \|")
 
     def test_partial_zip_and_ignored_files(self):
         b = self.ex("partial", "1.2")
@@ -467,6 +486,26 @@ class MergeAndSlurmTest(unittest.TestCase):
         self.assertIn("not graded: no CUDA device", report)
         self.assertIn("not graded for lack of a CUDA device", (out / "summary.md").read_text())
 
+    def test_hidden_tests_dir_without_suites_is_not_called_hidden_tests(self):
+        empty = self.tmp / "hidden-empty"
+        empty.mkdir()
+        out = self.tmp / "out"
+        code, _, err = self.course.grade("--submissions", str(self.subs), "--out", str(out),
+                                         "--hidden-tests", str(empty))
+        self.assertEqual(code, 0, err)
+        self.assertIn("no hidden suite for any of the 2 exercise(s)", err)
+        s = (out / "summary.md").read_text()
+        self.assertIn("no hidden tests ran (0 of 2 exercise(s) had a hidden suite)", s)
+        self.assertNotIn("hidden tests ran for", s)
+        self.assertIn("| 1.1 alpha | 10 | ", s)
+        ann = (out / "students" / "ann" / "report.md").read_text()
+        self.assertIn("1.1 alpha: no hidden suite for this exercise", ann)
+        # without --hidden-tests, a summary does not talk of them beyond saying there were none
+        plain = self.tmp / "plain"
+        self.course.grade("--submissions", str(self.subs), "--out", str(plain), "-q")
+        self.assertIn("no hidden tests;", (plain / "summary.md").read_text())
+        self.assertNotIn("hidden", (plain / "students" / "ann" / "report.md").read_text())
+
     def test_compile_time_limit(self):
         (self.subs / "bob" / "01-demo" / "beta.cu").write_text(src("pass", "// COMPILE_HANG\n"))
         out = self.tmp / "out"
@@ -552,6 +591,38 @@ class HostileNamesTest(unittest.TestCase):
         self.assertEqual(escape.md_block("a\n```\nb"), ["````", "a", "```", "b", "````"])
         self.assertEqual(escape.md_text("a|b\nc"), "a\\|b c")
         self.assertEqual(escape.printable("a\x1b[31mb"), "a?[31mb")
+
+
+class HiddenWordsTest(unittest.TestCase):
+    def record(self, student, hidden_tests):
+        return {"score": 10.0, "tests": [], "cudalab": {
+            "student": student, "seed": None, "hidden_tests": True, "hidden_suites": ["1.1"],
+            "sanitize": [], "perf": False, "warnings": [], "rejected": None,
+            "exercises": [{"id": "1.1", "slug": "alpha", "status": "passed", "max_points": 10,
+                           "correctness_points": 10.0, "perf_points": 0.0, "reason": "",
+                           "hidden_suite": True, "hidden_tests": hidden_tests}]}}
+
+    def test_a_suite_that_ran_no_test_needs_a_look(self):
+        from cudalab_grade import classgrade as cg, classreport
+        s = classreport.summary([self.record("a", 0), self.record("b", None)])
+        self.assertIn("no hidden tests ran (1 of 1 exercise(s) had a hidden suite)", s)
+        self.assertIn("1.1 alpha: its hidden suite ran no test", s)
+        s = classreport.summary([self.record("a", 4), self.record("b", None)])
+        self.assertIn("hidden tests ran for 1 of 1 exercise(s)", s)
+        self.assertIn("| 4 tests, ran for 1 of 2 |", s)
+        from cudalab_grade.grading import Result
+        ex = load_all_demo()[0]
+        self.assertEqual(cg.hidden_note(Result(ex, 10, hidden_suite=True, hidden_tests=0)),
+                         "hidden tests: ran 0 (no hidden test matches the exercise's filter)")
+        self.assertEqual(cg.hidden_note(Result(ex, 10, hidden_suite=True, hidden_tests=5)),
+                         "hidden tests: ran 5")
+
+
+def load_all_demo():
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "chapters" / "01-demo").mkdir(parents=True)
+        (Path(tmp) / "chapters" / "01-demo" / "exercises.toml").write_text(MANIFEST)
+        return [e for c in load_all(Path(tmp)) for e in c.exercises]
 
 
 class ArchiveTest(unittest.TestCase):
