@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import queue
+import re
 import shutil
 import threading
 import time
@@ -38,6 +39,7 @@ class ClassOptions:
     exercises: list[Exercise]
     only: list[str] = field(default_factory=list)
     seed: int | None = None
+    show_seed: bool = False           # print the seed in the students' reports (--show-seed)
     hidden_dir: Path | None = None
     perf: bool = False
     sanitize: tuple[str, ...] = ()
@@ -106,7 +108,8 @@ def run_class(co: ClassOptions, say) -> tuple[int, list[dict]]:
         for t in threads:
             t.join()
     done = [r for r in records if r is not None]
-    classreport.write_class(co.out, sorted(done, key=lambda r: r["cudalab"]["student"]), warnings)
+    classreport.write_class(co.out, sorted(done, key=lambda r: r["cudalab"]["student"]), warnings,
+                            seeds=[co.seed] if co.seed is not None else [])
     graded = sum(1 for r in done for e in r["cudalab"]["exercises"] if e["status"] in GRADED)
     say(f"graded {len(done)} submission(s) in {time.monotonic() - started:.1f} s "
         f"(+ {sb.seconds:g} s for the instructor's build); gradebook: {co.out / 'gradebook.csv'}")
@@ -258,6 +261,22 @@ def _grade_one(co: ClassOptions, sb: classbuild.SharedBuild, entry: submissions.
     return record
 
 
+_SEED_WORDS = re.compile(r"(?i)\b(seed\s*[=:]\s*|seed\s+)(0[xX][0-9a-fA-F]+|\d+)")
+_SEED_PREFIX = re.compile(r"\bCUDALAB_SEED=\S+\s*")
+
+
+def redact_seed(text: str, seed: int) -> str:
+    """text without the instructor's seed: 'seed = N' (any N: the tests derive theirs from it)
+    becomes 'seed = (hidden)', a rerun command loses its CUDALAB_SEED=N, and the number itself,
+    when it has 4 digits or more, becomes '(hidden)' wherever it stands."""
+    text = _SEED_PREFIX.sub("", text)
+    text = _SEED_WORDS.sub(lambda m: m.group(1) + "(hidden)", text)
+    digits = str(abs(seed))
+    if len(digits) >= 4:
+        text = re.sub(rf"(?<![0-9]){re.escape(digits)}(?![0-9])", "(hidden)", text)
+    return text
+
+
 def _id_key(ex_id: str) -> tuple:
     return tuple(int(p) if p.isdigit() else 0 for p in ex_id.split("."))
 
@@ -294,8 +313,14 @@ def _write_student(co: ClassOptions, sb: classbuild.SharedBuild | None, entry: s
     warnings = []
     if any(r.status == NO_GPU for r in results):
         warnings.append("not graded: no CUDA device on the grading machine")
+    hide = co.seed is not None and not co.show_seed
+    if hide:
+        for r in results:
+            r.reason = redact_seed(r.reason, co.seed)
+            r.details = [redact_seed(d, co.seed) for d in r.details]
     meta = {"student": entry.student, "entry": entry.path.name, "implementation": "submission",
-            "seed": co.seed, "perf": co.perf, "sanitize": list(co.sanitize),
+            "seed": None if hide else co.seed, "seed_hidden": hide,
+            "perf": co.perf, "sanitize": list(co.sanitize),
             "hidden_tests": co.hidden_dir is not None,
             "hidden_suites": sorted((ex.id for ex in co.exercises if ex.slug in sb.hidden),
                                     key=_id_key) if sb else [],
@@ -312,7 +337,11 @@ def _write_student(co: ClassOptions, sb: classbuild.SharedBuild | None, entry: s
     notes += warnings
     notes.append(f"build {meta['build_seconds']:g} s, tests {seconds:g} s"
                  + (f" on GPU {slot}" if slot is not None else ""))
-    if co.seed is not None:
+    if hide:
+        notes.append("tests ran with the instructor's seed, which this report does not show: "
+                     "a rerun command here uses the test's own seed, which may not reproduce "
+                     "the failure")
+    elif co.seed is not None:
         notes.append(f"tests ran with seed {co.seed} (CUDALAB_SEED)")
     if co.hidden_dir is not None:
         notes += [f"{r.exercise.id} {r.exercise.slug}: {hidden_note(r)}" for r in results]

@@ -122,6 +122,17 @@ def _histogram(values: list[float], top: float, width: int = 40) -> list[str]:
             for label, n in counts]
 
 
+def _seed_words(records: list[dict], seeds: list[int]) -> str:
+    """The seeds the class ran with, for the instructor."""
+    shown = {r["cudalab"].get("seed") for r in records} - {None}
+    every = sorted(set(seeds) | shown)
+    hidden = any(r["cudalab"].get("seed_hidden") for r in records)
+    if not every:
+        return "seed not known (hidden from the students)" if hidden else "tests' own seeds"
+    words = f"seed {every[0]}" if len(every) == 1 else f"seeds {', '.join(map(str, every))}"
+    return words + (" (hidden from the students' reports)" if hidden else "")
+
+
 def _hidden_words(records: list[dict], cols: list[tuple[str, str, float]]) -> str:
     """What the summary says of hidden tests: never "hidden tests" when none ran."""
     if not any(r["cudalab"].get("hidden_tests") for r in records):
@@ -145,14 +156,15 @@ def _hidden_cell(es: list[dict]) -> str:
 
 
 def summary(records: list[dict], title: str = "Class summary", png: str | None = None,
-            warnings: list[str] | None = None) -> str:
+            warnings: list[str] | None = None, seeds: list[int] | None = None) -> str:
+    """The class summary (for the instructor: seeds hidden from the students are shown here)."""
     cols = exercise_columns(records)
     best = sum(m for _, _, m in cols)
     totals = [float(r["score"]) for r in records]
     lines = [f"# {title}", ""]
     if records:
         meta = records[0]["cudalab"]
-        opts = [f"seed {meta.get('seed')}" if meta.get("seed") is not None else "tests' own seeds",
+        opts = [_seed_words(records, seeds or []),
                 _hidden_words(records, cols),
                 f"sanitizers: {', '.join(meta.get('sanitize') or []) or 'none'}",
                 "with performance points" if meta.get("perf") else "correctness only"]
@@ -245,12 +257,13 @@ def plot(records: list[dict], path: Path) -> bool:
     return True
 
 
-def write_class(out: Path, records: list[dict], warnings: list[str] | None = None) -> None:
+def write_class(out: Path, records: list[dict], warnings: list[str] | None = None,
+                seeds: list[int] | None = None) -> None:
     """gradebook.csv, summary.md and (with matplotlib) summary.png in out."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "gradebook.csv").write_text(gradebook(records))
     png = "summary.png" if records and plot(records, out / "summary.png") else None
-    (out / "summary.md").write_text(summary(records, png=png, warnings=warnings))
+    (out / "summary.md").write_text(summary(records, png=png, warnings=warnings, seeds=seeds))
 
 
 def merge(folders: list[Path], out: Path) -> tuple[int, list[str]]:

@@ -13,7 +13,9 @@ from __future__ import annotations
 import re
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~#!{}])")
+# Markup of any consequence (links, images, HTML, code, tables, headings) and emphasis by '*'; an
+# underscore stays as it is, for the names of identifiers (emphasis by '_' is cosmetic at worst).
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~#!{}])")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 

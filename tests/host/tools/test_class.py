@@ -104,8 +104,10 @@ tests = [{"name": "T%d" % i, "status": "RUN", "result": "SKIPPED" if how == "nog
          for i in range(3)]
 if fail:
     course = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(sys.argv[0])))))
-    tests[1]["failures"] = [{"failure": "%s/tests/01-demo/check.cuh:83\n[%s] n = 33, seed = 7: wrong sum"
-                                        % (course, suite)}]
+    seed = os.environ.get("CUDALAB_SEED", "7")
+    tests[1]["failures"] = [{"failure": "%s/tests/01-demo/check.cuh:83\n[%s] n = 33, seed = %s: wrong sum"
+                                        "\n  rerun: CUDALAB_SEED=%s %s --gtest_filter='%s.T1'"
+                                        % (course, suite, seed, seed, sys.argv[0], suite)}]
 data = {"testsuites": [{"name": suite, "testsuite": tests}]}
 for a in sys.argv[1:]:
     if a.startswith("--gtest_output=json:"):
@@ -374,7 +376,20 @@ class ClassRunTest(unittest.TestCase):
         for t in data["tests"]:
             self.assertEqual(set(t) >= {"name", "score", "max_score", "status", "output"}, True)
         self.assertEqual(data["cudalab"]["student"], "good")
-        self.assertEqual(data["cudalab"]["seed"], 99)
+        self.assertEqual((data["cudalab"]["seed"], data["cudalab"]["seed_hidden"]), (None, True))
+
+    def test_seed_hidden_from_students_shown_to_the_instructor(self):
+        failing = self.result("failing")["tests"][0]["output"]
+        self.assertIn("n = 33, seed = (hidden): wrong sum", failing)
+        self.assertIn("rerun: bin/", failing.replace("rerun: build/default/bin/", "rerun: bin/"))
+        for p in (self.out / "students").rglob("*"):
+            if p.is_file():
+                self.assertNotIn("SEED=99", p.read_text(), p)
+                self.assertNotRegex(p.read_text(), r"seed\W+99", p)
+        self.assertIn("instructor's seed, which this report does not show",
+                      (self.out / "students" / "failing" / "report.md").read_text())
+        self.assertIn("seed 99 (hidden from the students' reports)",
+                      (self.out / "summary.md").read_text())
 
     def test_summary_has_distribution(self):
         s = (self.out / "summary.md").read_text()
@@ -505,6 +520,36 @@ class MergeAndSlurmTest(unittest.TestCase):
         self.course.grade("--submissions", str(self.subs), "--out", str(plain), "-q")
         self.assertIn("no hidden tests;", (plain / "summary.md").read_text())
         self.assertNotIn("hidden", (plain / "students" / "ann" / "report.md").read_text())
+
+    def test_long_seed_hidden_anywhere_and_shown_on_request(self):
+        for name in ("ann", "cy"):
+            (self.subs / name / "01-demo" / "alpha.cu").write_text(src("fail"))
+        out = self.tmp / "out"
+        code, _, err = self.course.grade("--submissions", str(self.subs), "--out", str(out), "-q",
+                                         "--seed", "20250301")
+        self.assertEqual(code, 0, err)
+        self.assertEqual({r["seed"] for r in self.course.runs()}, {"20250301"})
+        for p in (out / "students").rglob("*"):
+            if p.is_file():
+                self.assertNotIn("20250301", p.read_text(), p)
+        self.assertIn("seed 20250301 (hidden", (out / "summary.md").read_text())
+        shown = self.tmp / "shown"
+        self.course.grade("--submissions", str(self.subs), "--out", str(shown), "-q",
+                          "--seed", "20250301", "--show-seed")
+        report = (shown / "students" / "ann" / "report.md").read_text()
+        self.assertIn("tests ran with seed 20250301 (CUDALAB_SEED)", report)
+        self.assertIn("CUDALAB_SEED=20250301", report)
+        self.assertEqual(json.loads((shown / "students" / "ann" / "results.json").read_text())
+                         ["cudalab"]["seed"], 20250301)
+        self.assertIn("seed 20250301;", (shown / "summary.md").read_text())
+
+    def test_redact_seed(self):
+        r = classgrade.redact_seed
+        self.assertEqual(r("[1.1] n = 5, seed = 123456\n  rerun: CUDALAB_SEED=123456 bin/x "
+                           "--gtest_filter='A.B'", 123456),
+                         "[1.1] n = 5, seed = (hidden)\n  rerun: bin/x --gtest_filter='A.B'")
+        self.assertEqual(r("Seed: 124 and seed 0x1f; n = 5", 5), "Seed: (hidden) and seed (hidden); n = 5")
+        self.assertEqual(r("printed 20250301 or 120250301", 20250301), "printed (hidden) or 120250301")
 
     def test_compile_time_limit(self):
         (self.subs / "bob" / "01-demo" / "beta.cu").write_text(src("pass", "// COMPILE_HANG\n"))
