@@ -23,7 +23,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import classbuild, classreport, report, source, submissions
+from . import classbuild, classreport, report, signing, source, submissions
 from .escape import printable
 from .grading import FORBIDDEN, GRADED, GRADER_ERROR, NO_GPU, Options, Result, grade, max_points
 from .manifest import Exercise
@@ -54,6 +54,7 @@ class ClassOptions:
     grade_missing: bool = False
     shared_dir: Path | None = None    # a shared build made earlier (read only), e.g. by Slurm's first step
     archive_limits: submissions.Limits = field(default_factory=submissions.Limits)
+    key: bytes | None = None          # signs what is written for each student (set by run_class)
 
 
 @dataclass
@@ -78,6 +79,10 @@ def run_class(co: ClassOptions, say) -> tuple[int, list[dict]]:
         if missing:
             raise ValueError(f"no submission named {', '.join(sorted(missing))} in {co.submissions}")
     co.out.mkdir(parents=True, exist_ok=True)
+    try:
+        co.key = signing.load_or_create(co.out, co.seed).key
+    except (signing.Untrusted, OSError) as e:
+        raise ValueError(f"the grader's key in {co.out}: {e}") from None
     shared_dir = co.shared_dir or (co.out / "shared")
     sb = classbuild.prepare_shared(co.root, shared_dir, co.exercises, co.perf, co.hidden_dir,
                                    co.jobs, say, read_only=co.shared_dir is not None)
@@ -328,7 +333,7 @@ def _write_student(co: ClassOptions, sb: classbuild.SharedBuild | None, entry: s
             "rejected": sub.rejected, "files": files, "warnings": warnings,
             "build_seconds": b.build_seconds if b else 0.0, "test_seconds": seconds}
     text = report.gradescope(results, meta)
-    (d / "results.json").write_text(text)
+    (d / "results.json").write_bytes(text.encode())
     record = json.loads(text)
     _, got, best = report.totals(results)
     notes = []
@@ -345,6 +350,14 @@ def _write_student(co: ClassOptions, sb: classbuild.SharedBuild | None, entry: s
         notes.append(f"tests ran with seed {co.seed} (CUDALAB_SEED)")
     if co.hidden_dir is not None:
         notes += [f"{r.exercise.id} {r.exercise.slug}: {hidden_note(r)}" for r in results]
-    (d / "report.md").write_text(classreport.student_markdown(
-        entry.student, report.markdown(results), got, best, files, notes))
+    md = classreport.student_markdown(entry.student, report.markdown(results), got, best, files,
+                                      notes)
+    (d / "report.md").write_bytes(md.encode())
+    if co.key is not None:
+        signed = {"results.json": text.encode(), "report.md": md.encode()}
+        try:
+            signed["build.log"] = signing.read_regular(d / "build.log", classreport.MAX_LOG)
+        except signing.Untrusted:
+            pass   # none (a rejected submission) or too large: merge leaves it out
+        signing.sign(co.key, d, signed)
     return record

@@ -65,7 +65,12 @@ class Entry:
     @property
     def safe_id(self) -> str:
         """The student id as a file name (other characters become '_')."""
-        return _SAFE_ID.sub("_", self.student) or "_"
+        return safe_name(self.student)
+
+
+def safe_name(student: str) -> str:
+    """A student id as a file name: characters other than A-Z a-z 0-9 . _ @ + - become '_'."""
+    return _SAFE_ID.sub("_", student) or "_"
 
 
 @dataclass

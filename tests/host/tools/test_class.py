@@ -444,6 +444,105 @@ class MergeAndSlurmTest(unittest.TestCase):
         self.assertTrue((merged / "students" / "bob" / "report.md").exists())
         self.assertIn("3 submissions", (merged / "summary.md").read_text())
 
+    def tasks(self, *extra):
+        """Each student graded by its own run in tasks/<name>, as Slurm's array does."""
+        tasks = self.tmp / "tasks"
+        for name in ("ann", "bob", "cy"):
+            code, _, err = self.course.grade("--submissions", str(self.subs), "--only", name,
+                                             "--out", str(tasks / name), "-q", *extra)
+            self.assertEqual(code, 0, err)
+        return tasks
+
+    def merge(self, *folders):
+        merged = self.tmp / "merged"
+        code, out, err = self.course.grade("--merge", *map(str, folders), "--out", str(merged))
+        rows = {r["student"]: r for r in csv.DictReader(io.StringIO(
+            (merged / "gradebook.csv").read_text()))} if (merged / "gradebook.csv").exists() else {}
+        return code, err, rows, merged
+
+    def test_merge_takes_only_what_the_grader_signed(self):
+        tasks = self.tasks("--seed", "123456")
+        key = tasks / "ann" / "grader-secret.json"
+        self.assertEqual(stat.S_IMODE(key.stat().st_mode), 0o600)
+        self.assertTrue((tasks / "ann" / "students" / "ann" / "grader.sig").is_file())
+        # bob raises his own score
+        bob = tasks / "bob" / "students" / "bob" / "results.json"
+        data = json.loads(bob.read_text())
+        data["score"] = 15.0
+        data["cudalab"]["exercises"][0].update(status="passed", correctness_points=10.0)
+        bob.write_text(json.dumps(data, indent=2) + "\n")
+        # a run folder with no key, and a student's folder copied under another name
+        fake = tasks / "mallory" / "students" / "mallory"
+        fake.mkdir(parents=True)
+        (fake / "results.json").write_text(json.dumps(dict(data, cudalab=dict(
+            data["cudalab"], student="mallory"))))
+        (fake / "report.md").write_text("# forged\n")
+        import shutil
+        shutil.copytree(tasks / "cy" / "students" / "cy", tasks / "cy" / "students" / "eve")
+        code, err, rows, merged = self.merge(tasks)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(set(rows), {"ann", "cy"})
+        self.assertIn("bob/results.json does not match the grader's signature".replace(
+            "bob/", ""), err)
+        self.assertIn("mallory: no usable grader key", err)
+        self.assertRegex(err, r"students/eve: results.json does not match the grader's signature "
+                              r"\(edited, forged, or moved")
+        summary = (merged / "summary.md").read_text()
+        self.assertIn("seed 123456 (hidden from the students' reports)", summary)
+        self.assertIn("## Needs a look", summary)
+        # the merged folder is signed with its own key: it merges again
+        self.assertEqual(stat.S_IMODE((merged / "grader-secret.json").stat().st_mode), 0o600)
+        self.assertNotEqual(json.loads((merged / "grader-secret.json").read_text())["key"],
+                            json.loads(key.read_text())["key"])
+        again = self.tmp / "again"
+        code, out, err = self.course.grade("--merge", str(merged), "--out", str(again))
+        self.assertEqual((code, err), (0, ""))
+        self.assertIn("merged 2 student(s)", out)
+
+    def test_merge_refuses_links_big_files_loose_keys_and_bad_records(self):
+        import shutil
+        from cudalab_grade import signing
+        tasks = self.tasks()
+        # results.json a link to another student's (links are not followed)
+        ann = tasks / "ann" / "students" / "ann"
+        (ann / "results.json").unlink()
+        (ann / "results.json").symlink_to(tasks / "cy" / "students" / "cy" / "results.json")
+        # a key others can read
+        (tasks / "cy" / "grader-secret.json").chmod(0o644)
+        # a signed record (signed with the run's key, as a buggy grader would) out of range
+        bob = tasks / "bob" / "students" / "bob"
+        key = signing.load(tasks / "bob").key
+        checks = [
+            (lambda d: d["cudalab"]["exercises"][0].update(correctness_points=11.0),
+             "points out of range"),
+            (lambda d: d["cudalab"]["exercises"][0].update(status="owned"), "unknown status"),
+            (lambda d: d["cudalab"]["exercises"][0].update(id="9.9"), "unknown or repeated"),
+            (lambda d: d["cudalab"]["exercises"][1].update(max_points=50), "max_points is not 5"),
+            (lambda d: d.update(score=99.0), "score is not the sum"),
+            (lambda d: d["cudalab"].update(student="ann"), "student id does not match its folder"),
+            (lambda d: d["cudalab"]["exercises"][0].update(reason=["x"]), "reason is not a text"),
+        ]
+        original = (bob / "results.json").read_text()
+        report = (bob / "report.md").read_bytes()
+        for change, why in checks:
+            with self.subTest(why=why):
+                data = json.loads(original)
+                change(data)
+                text = json.dumps(data).encode()
+                (bob / "results.json").write_bytes(text)
+                (bob / "build.log").unlink(missing_ok=True)
+                signing.sign(key, bob, {"results.json": text, "report.md": report})
+                code, err, rows, merged = self.merge(tasks)
+                self.assertEqual(code, 1)          # nobody merged
+                self.assertRegex(err, rf"results.json refused: (exercise 1\.\d: )?(its )?{why}")
+                self.assertIn("ann: results.json cannot be opened", err)
+                self.assertIn("can be read or written by others (mode 644", err)
+                shutil.rmtree(merged)
+        big = b" " * (9 << 20)
+        (bob / "results.json").write_bytes(big)
+        code, err, _, _ = self.merge(tasks)
+        self.assertIn("results.json is larger than 8388608 bytes", err)
+
     def test_slurm_scripts(self):
         out = self.tmp / "out"
         code, stdout, _ = self.course.grade("--submissions", str(self.subs), "--out", str(out),
