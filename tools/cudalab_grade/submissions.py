@@ -377,7 +377,12 @@ def scan_zip(f, size: int, limits: Limits) -> None:
     tail_len = min(size, 22 + 65535)
     f.seek(size - tail_len)
     tail = f.read(tail_len)
-    pos = tail.rfind(b"PK\x05\x06")
+    # as zipfile finds it: an end record without a comment in the last 22 bytes, else the last one
+    last = tail[-22:]
+    if len(last) == 22 and last[:4] == b"PK\x05\x06" and last[-2:] == b"\0\0":
+        pos = len(tail) - 22
+    else:
+        pos = tail.rfind(b"PK\x05\x06")
     if pos < 0 or pos + 22 > len(tail):
         raise Rejected("not a zip archive (no end of central directory)")
     (_, disk, cd_disk, n_here, n_total, cd_size, cd_offset,
@@ -389,7 +394,7 @@ def scan_zip(f, size: int, limits: Limits) -> None:
         f.seek(eocd - 20)
         loc = f.read(20)
     if loc[:4] == b"PK\x06\x07":   # zip64: its end record lies just before the locator, as zipfile reads it
-        if eocd < 20 + 56:
+        if eocd < 20 + 56 or struct.unpack("<4sLQL", loc)[2] != eocd - 20 - 56:
             raise Rejected("malformed zip64 end record")
         f.seek(eocd - 20 - 56)
         rec = f.read(56)
