@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import queue
+import re
 import shutil
 import threading
 import time
@@ -22,7 +23,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import classbuild, classreport, report, source, submissions
+from . import classbuild, classreport, report, signing, source, submissions
+from .escape import printable
 from .grading import FORBIDDEN, GRADED, GRADER_ERROR, NO_GPU, Options, Result, grade, max_points
 from .manifest import Exercise
 
@@ -37,6 +39,7 @@ class ClassOptions:
     exercises: list[Exercise]
     only: list[str] = field(default_factory=list)
     seed: int | None = None
+    show_seed: bool = False           # print the seed in the students' reports (--show-seed)
     hidden_dir: Path | None = None
     perf: bool = False
     sanitize: tuple[str, ...] = ()
@@ -52,6 +55,7 @@ class ClassOptions:
     grade_missing: bool = False
     shared_dir: Path | None = None    # a shared build made earlier (read only), e.g. by Slurm's first step
     archive_limits: submissions.Limits = field(default_factory=submissions.Limits)
+    key: bytes | None = None          # signs what is written for each student (set by run_class)
 
 
 @dataclass
@@ -76,10 +80,14 @@ def run_class(co: ClassOptions, say) -> tuple[int, list[dict]]:
         if missing:
             raise ValueError(f"no submission named {', '.join(sorted(missing))} in {co.submissions}")
     co.out.mkdir(parents=True, exist_ok=True)
+    try:
+        co.key = signing.load_or_create(co.out, co.seed).key
+    except (signing.Untrusted, OSError) as e:
+        raise ValueError(f"the grader's key in {co.out}: {e}") from None
     shared_dir = co.shared_dir or (co.out / "shared")
     sb = classbuild.prepare_shared(co.root, shared_dir, co.exercises, co.perf, co.hidden_dir,
                                    co.jobs, say, read_only=co.shared_dir is not None)
-    warnings = _hidden_warnings(co, sb)
+    warnings = _hidden_warnings(co, sb, say)
     for w in warnings:
         say(f"warning: {w}")
     say(f"instructor's build ready in {sb.seconds:g} s; grading {len(entries)} submission(s) "
@@ -106,25 +114,36 @@ def run_class(co: ClassOptions, say) -> tuple[int, list[dict]]:
         for t in threads:
             t.join()
     done = [r for r in records if r is not None]
-    classreport.write_class(co.out, sorted(done, key=lambda r: r["cudalab"]["student"]), warnings)
+    classreport.write_class(co.out, sorted(done, key=lambda r: r["cudalab"]["student"]), warnings,
+                            seeds=[co.seed] if co.seed is not None else [])
     graded = sum(1 for r in done for e in r["cudalab"]["exercises"] if e["status"] in GRADED)
     say(f"graded {len(done)} submission(s) in {time.monotonic() - started:.1f} s "
         f"(+ {sb.seconds:g} s for the instructor's build); gradebook: {co.out / 'gradebook.csv'}")
     return graded, done
 
 
-def _hidden_warnings(co: ClassOptions, sb: classbuild.SharedBuild) -> list[str]:
+def _hidden_warnings(co: ClassOptions, sb: classbuild.SharedBuild, say=lambda msg: None
+                     ) -> list[str]:
+    """Say, per exercise, whether it has a hidden suite; warnings for what the instructor must fix."""
     if co.hidden_dir is None:
         return []
     out = []
+    none = []
     for ex in co.exercises:
         f = classbuild.hidden_file(ex, co.hidden_dir)
-        if ex.hidden_test and f is None:
-            out.append(f"{ex.id} {ex.slug}: no {ex.hidden_test} in {co.hidden_dir}; "
-                       "only its public tests are graded")
-        elif f is not None and ex.slug not in sb.hidden:
+        if f is None:
+            none.append(ex)
+        elif ex.slug not in sb.hidden:
             out.append(f"{ex.id} {ex.slug}: {f} did not build in the instructor's tree "
                        f"(see {sb.log}); only its public tests are graded")
+        else:
+            say(f"hidden tests: {ex.id} {ex.slug}: {f}")
+    if none:
+        say(f"no hidden suite for {len(none)} exercise(s) (no <slug>_hidden_test.cu in "
+            f"{co.hidden_dir} or its chapter folders): {', '.join(e.id for e in none)}")
+    if not sb.hidden:
+        out.append(f"--hidden-tests {co.hidden_dir}: no hidden suite for any of the "
+                   f"{len(co.exercises)} exercise(s) graded; only public tests are graded")
     return out
 
 
@@ -243,16 +262,47 @@ def _grade_one(co: ClassOptions, sb: classbuild.SharedBuild, entry: submissions.
         results += [_fixed(ex, co, GRADER_ERROR, msg) for ex in co.exercises if ex.id not in done]
     seconds = round(time.monotonic() - start, 2)
     try:
-        record = _write_student(co, entry, b, results, seconds, slot)
+        record = _write_student(co, sb, entry, b, results, seconds, slot)
     except Exception as e:  # noqa: BLE001 - the last resort: a minimal record
         record = {"score": 0.0, "tests": [], "cudalab": {
             "student": entry.student, "exercises": [], "warnings": [f"grader error: {e}"]}}
     if not co.keep_work:
         shutil.rmtree(_work(co, entry), ignore_errors=True)
-    say(f"  {entry.student}: {record['score']:.1f} points"
+    say(f"  {printable(entry.student)}: {record['score']:.1f} points"
         + (f" (GPU {slot})" if slot is not None else "")
         + f", build {b.build_seconds if b else 0:g} s, tests {seconds:g} s")
     return record
+
+
+_SEED_WORDS = re.compile(r"(?i)\b(seed\s*[=:]\s*|seed\s+)(0[xX][0-9a-fA-F]+|\d+)")
+_SEED_PREFIX = re.compile(r"\bCUDALAB_SEED=\S+\s*")
+
+
+def redact_seed(text: str, seed: int) -> str:
+    """text without the instructor's seed: 'seed = N' (any N: the tests derive theirs from it)
+    becomes 'seed = (hidden)', a rerun command loses its CUDALAB_SEED=N, and the number itself,
+    when it has 4 digits or more, becomes '(hidden)' wherever it stands."""
+    text = _SEED_PREFIX.sub("", text)
+    text = _SEED_WORDS.sub(lambda m: m.group(1) + "(hidden)", text)
+    digits = str(abs(seed))
+    if len(digits) >= 4:
+        text = re.sub(rf"(?<![0-9]){re.escape(digits)}(?![0-9])", "(hidden)", text)
+    return text
+
+
+def _id_key(ex_id: str) -> tuple:
+    return tuple(int(p) if p.isdigit() else 0 for p in ex_id.split("."))
+
+
+def hidden_note(r: Result) -> str:
+    """Whether the exercise's hidden tests ran, in words."""
+    if not r.hidden_suite:
+        return "no hidden suite for this exercise"
+    if r.hidden_tests is None:
+        return "hidden tests: not run (the exercise was stopped before them)"
+    if r.hidden_tests == 0:
+        return "hidden tests: ran 0 (no hidden test matches the exercise's filter)"
+    return f"hidden tests: ran {r.hidden_tests}"
 
 
 def _fixed(ex: Exercise, co: ClassOptions, status: str, reason: str) -> Result:
@@ -260,8 +310,9 @@ def _fixed(ex: Exercise, co: ClassOptions, status: str, reason: str) -> Result:
     return Result(ex, max_points(ex, opts), status=status, reason=reason)
 
 
-def _write_student(co: ClassOptions, entry: submissions.Entry, b: Built | None,
-                   results: list[Result], seconds: float, slot: str | None) -> dict:
+def _write_student(co: ClassOptions, sb: classbuild.SharedBuild | None, entry: submissions.Entry,
+                   b: Built | None, results: list[Result], seconds: float, slot: str | None
+                   ) -> dict:
     d = co.out / "students" / entry.safe_id
     d.mkdir(parents=True, exist_ok=True)
     sub = b.sub if b and b.sub else submissions.Submission(entry.student)
@@ -275,13 +326,22 @@ def _write_student(co: ClassOptions, entry: submissions.Entry, b: Built | None,
     warnings = []
     if any(r.status == NO_GPU for r in results):
         warnings.append("not graded: no CUDA device on the grading machine")
+    hide = co.seed is not None and not co.show_seed
+    if hide:
+        for r in results:
+            r.reason = redact_seed(r.reason, co.seed)
+            r.details = [redact_seed(d, co.seed) for d in r.details]
     meta = {"student": entry.student, "entry": entry.path.name, "implementation": "submission",
-            "seed": co.seed, "perf": co.perf, "sanitize": list(co.sanitize),
-            "hidden_tests": co.hidden_dir is not None, "gpu": slot,
+            "seed": None if hide else co.seed, "seed_hidden": hide,
+            "perf": co.perf, "sanitize": list(co.sanitize),
+            "hidden_tests": co.hidden_dir is not None,
+            "hidden_suites": sorted((ex.id for ex in co.exercises if ex.slug in sb.hidden),
+                                    key=_id_key) if sb else [],
+            "gpu": slot,
             "rejected": sub.rejected, "files": files, "warnings": warnings,
             "build_seconds": b.build_seconds if b else 0.0, "test_seconds": seconds}
     text = report.gradescope(results, meta)
-    (d / "results.json").write_text(text)
+    (d / "results.json").write_bytes(text.encode())
     record = json.loads(text)
     _, got, best = report.totals(results)
     notes = []
@@ -290,8 +350,22 @@ def _write_student(co: ClassOptions, entry: submissions.Entry, b: Built | None,
     notes += warnings
     notes.append(f"build {meta['build_seconds']:g} s, tests {seconds:g} s"
                  + (f" on GPU {slot}" if slot is not None else ""))
-    if co.seed is not None:
+    if hide:
+        notes.append("tests ran with the instructor's seed, which this report does not show: "
+                     "a rerun command here uses the test's own seed, which may not reproduce "
+                     "the failure")
+    elif co.seed is not None:
         notes.append(f"tests ran with seed {co.seed} (CUDALAB_SEED)")
-    (d / "report.md").write_text(classreport.student_markdown(
-        entry.student, report.markdown(results), got, best, files, notes))
+    if co.hidden_dir is not None:
+        notes += [f"{r.exercise.id} {r.exercise.slug}: {hidden_note(r)}" for r in results]
+    md = classreport.student_markdown(entry.student, report.markdown(results), got, best, files,
+                                      notes)
+    (d / "report.md").write_bytes(md.encode())
+    if co.key is not None:
+        signed = {"results.json": text.encode(), "report.md": md.encode()}
+        try:
+            signed["build.log"] = signing.read_regular(d / "build.log", classreport.MAX_LOG)
+        except signing.Untrusted:
+            pass   # none (a rejected submission) or too large: merge leaves it out
+        signing.sign(co.key, d, signed)
     return record

@@ -11,16 +11,29 @@ Layout of an output folder:
     students/<id>/results.json   Gradescope results.json
     students/<id>/report.md      the student's report
     students/<id>/build.log      the compiler's output for the student's files
+    students/<id>/grader.sig     the grader's HMAC of the three (signing.py)
+    grader-secret.json           the folder's key (mode 0600): the instructor's alone
+
+`--merge` reads only what the grader wrote: students/<id>/results.json
+files (and their report.md and build.log) under a run folder's key, signed,
+read as regular files without following links, bounded in size and checked
+against the manifests (validate); anything else is a warning, and skipped.
 """
 from __future__ import annotations
 
 import csv
 import io
 import json
+import math
+import os
 import shutil
 import statistics
 from collections import Counter
 from pathlib import Path
+
+from . import signing
+from .submissions import safe_name
+from .escape import csv_cell, md_code, md_text
 
 STATUS_WORDS = {
     "passed": "passed", "failed": "tests failed", "crashed": "crashed", "timeout": "timed out",
@@ -30,25 +43,168 @@ STATUS_WORDS = {
 }
 
 
-def load_records(folders: list[Path]) -> tuple[list[dict], list[str]]:
-    """Every students/*/results.json below the folders: (records by student id, warnings)."""
+MAX_RESULTS = 8 << 20   # bytes of one results.json read by --merge
+MAX_REPORT = 8 << 20    # of one report.md
+MAX_LOG = 16 << 20      # of one build.log
+SANITIZERS = ("memcheck", "racecheck", "initcheck", "synccheck")
+
+
+def _runs(folder: Path) -> list[Path]:
+    """The output folders of class runs in folder: folder itself, or its subfolders (OUT/tasks)."""
+    def real_dir(p: Path) -> bool:
+        return not p.is_symlink() and p.is_dir()
+    if real_dir(folder / "students"):
+        return [folder]
+    return [c for c in sorted(folder.iterdir()) if real_dir(c) and real_dir(c / "students")]
+
+
+def _number(v, lo: float, hi: float) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) \
+        and lo - 1e-6 <= v <= hi + 1e-6
+
+
+def _text(v, limit: int = 1 << 16) -> bool:
+    return isinstance(v, str) and len(v) <= limit
+
+
+def validate(data, folder_name: str, known: dict) -> str | None:
+    """Why a results.json is not one the grader writes (None when it is): its types, its ranges
+    (points within 0 and the manifest's maximum), its statuses and exercise ids."""
+    if not isinstance(data, dict) or not isinstance(data.get("cudalab"), dict):
+        return "not a cudalab results.json"
+    c = data["cudalab"]
+    if not _text(c.get("student"), 4096):
+        return "no student id"
+    if safe_name(c["student"]) != folder_name:
+        return f"its student id does not match its folder ({folder_name})"
+    perf = c.get("perf")
+    if not isinstance(perf, bool):
+        return "cudalab.perf is not true or false"
+    for k in ("seed",):
+        if c.get(k) is not None and (not isinstance(c[k], int) or isinstance(c[k], bool)):
+            return f"cudalab.{k} is not a number"
+    for k in ("hidden_tests", "seed_hidden"):
+        if k in c and not isinstance(c[k], bool):
+            return f"cudalab.{k} is not true or false"
+    if not isinstance(c.get("sanitize", []), list) or \
+            any(t not in SANITIZERS for t in c.get("sanitize", [])):
+        return "cudalab.sanitize names an unknown tool"
+    if not isinstance(c.get("hidden_suites", []), list) or \
+            any(i not in known for i in c.get("hidden_suites", [])):
+        return "cudalab.hidden_suites names an unknown exercise"
+    if c.get("rejected") is not None and not _text(c["rejected"]):
+        return "cudalab.rejected is not a text"
+    ws = c.get("warnings", [])
+    if not isinstance(ws, list) or len(ws) > 100 or not all(_text(w) for w in ws):
+        return "cudalab.warnings is not a list of texts"
+    files = c.get("files", {})
+    if not isinstance(files, dict) or not all(
+            isinstance(v, list) and len(v) <= 10000 and all(_text(x, 4096) for x in v)
+            for v in files.values()):
+        return "cudalab.files is not lists of texts"
+    exercises = c.get("exercises")
+    if not isinstance(exercises, list) or not exercises or len(exercises) > len(known):
+        return "cudalab.exercises is not a list of the course's exercises"
+    seen: set[str] = set()
+    total = 0.0
+    for e in exercises:
+        if not isinstance(e, dict) or e.get("id") not in known or e["id"] in seen:
+            return f"unknown or repeated exercise {str(e.get('id') if isinstance(e, dict) else e)[:40]!r}"
+        seen.add(e["id"])
+        ex = known[e["id"]]
+        best = float(ex.points + (ex.perf.points if perf and ex.perf else 0))
+        perf_best = float(ex.perf.points) if perf and ex.perf else 0.0
+        if e.get("slug") != ex.slug:
+            return f"exercise {ex.id}: slug {str(e.get('slug'))[:40]!r} is not {ex.slug}"
+        if e.get("status") not in STATUS_WORDS:
+            return f"exercise {ex.id}: unknown status {str(e.get('status'))[:40]!r}"
+        if not _number(e.get("max_points"), best, best):
+            return f"exercise {ex.id}: max_points is not {best:g}"
+        if not _number(e.get("correctness_points"), 0, ex.points) or \
+                not _number(e.get("perf_points"), 0, perf_best):
+            return f"exercise {ex.id}: points out of range"
+        if e["status"] != "passed" and e["correctness_points"] > 0:
+            return f"exercise {ex.id}: points for a status other than passed"
+        if not _text(e.get("reason")):
+            return f"exercise {ex.id}: reason is not a text"
+        h = e.get("hidden_tests")
+        if h is not None and (not isinstance(h, int) or isinstance(h, bool) or h < 0):
+            return f"exercise {ex.id}: hidden_tests is not a count"
+        if "hidden_suite" in e and not isinstance(e["hidden_suite"], bool):
+            return f"exercise {ex.id}: hidden_suite is not true or false"
+        total += e["correctness_points"] + e["perf_points"]
+    if not _number(data.get("score"), total - 0.05 * len(exercises) - 0.05,
+                   total + 0.05 * len(exercises) + 0.05):
+        return "score is not the sum of the exercises' points"
+    tests = data.get("tests", [])
+    if not isinstance(tests, list) or len(tests) > len(known) or not all(
+            isinstance(t, dict) and _text(t.get("output", ""), 1 << 22)
+            and _text(t.get("name", ""), 4096) for t in tests):
+        return "tests is not Gradescope's list of tests"
+    return None
+
+
+def load_records(folders: list[Path], known: dict) -> tuple[list[dict], list[str], dict]:
+    """Every students/<id>/results.json the grader wrote in the run folders found in folders.
+
+    (records by student id, warnings, what each record's folder holds: name -> bytes).
+    Only that layout is read, without following links, each file regular and bounded; a
+    record must carry the grader's signature (the key of its run folder) and be valid
+    (validate); anything else is a warning, and skipped.
+    """
     found: dict[str, dict] = {}
     where: dict[str, Path] = {}
+    contents: dict[str, dict[str, bytes]] = {}
     warnings: list[str] = []
+    seeds: set[int] = set()
     for folder in folders:
-        for path in sorted(folder.rglob("students/*/results.json")):
+        runs = _runs(folder)
+        if not runs:
+            warnings.append(f"{folder}: no students/ folder in it nor in its subfolders")
+        for run in runs:
             try:
-                data = json.loads(path.read_text())
-                sid = str(data["cudalab"]["student"])
-            except (OSError, ValueError, KeyError, TypeError) as e:
-                warnings.append(f"{path}: unreadable ({type(e).__name__}: {e}); skipped")
+                secret = signing.load(run)
+            except signing.Untrusted as e:
+                warnings.append(f"{run}: no usable grader key ({e}): not written by tools/grade "
+                                "(or by a version before signatures); its students are skipped")
                 continue
-            if sid in found:
-                warnings.append(f"student {sid}: {path} replaces {where[sid]}")
-            data["cudalab"]["_dir"] = str(path.parent)
-            found[sid] = data
-            where[sid] = path
-    return [found[k] for k in sorted(found)], warnings
+            for sdir in sorted((run / "students").iterdir()):
+                got = _load_one(sdir, secret.key, known)
+                if isinstance(got, str):
+                    warnings.append(f"{sdir}: {got}; skipped")
+                    continue
+                data, files = got
+                sid = data["cudalab"]["student"]
+                if sid in found:
+                    warnings.append(f"student {sid}: {sdir} replaces {where[sid]}")
+                found[sid], where[sid], contents[sid] = data, sdir, files
+            seeds.update(secret.seeds)
+    records = [found[k] for k in sorted(found)]
+    return records, warnings, {"files": contents, "seeds": sorted(seeds)}
+
+
+def _load_one(sdir: Path, key: bytes, known: dict):
+    """(record, files) of one student's folder, or why it is refused."""
+    if sdir.is_symlink() or not sdir.is_dir():
+        return "not a folder (links are not followed)"
+    try:
+        files = {"results.json": signing.read_regular(sdir / "results.json", MAX_RESULTS),
+                 "report.md": signing.read_regular(sdir / "report.md", MAX_REPORT)}
+        try:
+            files["build.log"] = signing.read_regular(sdir / "build.log", MAX_LOG)
+        except signing.Untrusted:
+            pass
+        signing.verify(key, sdir, files)
+    except signing.Untrusted as e:
+        return str(e)
+    try:
+        data = json.loads(files["results.json"])
+    except ValueError as e:
+        return f"results.json is not JSON ({e})"
+    why = validate(data, sdir.name, known)
+    if why:
+        return f"results.json refused: {why}"
+    return data, files
 
 
 def exercise_columns(records: list[dict]) -> list[tuple[str, str, float]]:
@@ -72,8 +228,8 @@ def gradebook(records: list[dict]) -> str:
     cols = exercise_columns(records)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["student"] + [f"{i} {s}" for i, s, _ in cols]
-               + ["total", "max", "complete", "problems"])
+    w.writerow([csv_cell(c) for c in ["student"] + [f"{i} {s}" for i, s, _ in cols]
+                + ["total", "max", "complete", "problems"]])
     best = sum(m for _, _, m in cols)
     for r in records:
         c = r["cudalab"]
@@ -92,7 +248,7 @@ def gradebook(records: list[dict]) -> str:
         if c.get("rejected"):
             problems.insert(0, f"rejected: {c['rejected']}")
         row += [f"{float(r['score']):.1f}", f"{best:g}", str(done), "; ".join(problems)]
-        w.writerow(row)
+        w.writerow([csv_cell(c) for c in row])
     return buf.getvalue()
 
 
@@ -120,16 +276,50 @@ def _histogram(values: list[float], top: float, width: int = 40) -> list[str]:
             for label, n in counts]
 
 
+def _seed_words(records: list[dict], seeds: list[int]) -> str:
+    """The seeds the class ran with, for the instructor."""
+    shown = {r["cudalab"].get("seed") for r in records} - {None}
+    every = sorted(set(seeds) | shown)
+    hidden = any(r["cudalab"].get("seed_hidden") for r in records)
+    if not every:
+        return "seed not known (hidden from the students)" if hidden else "tests' own seeds"
+    words = f"seed {every[0]}" if len(every) == 1 else f"seeds {', '.join(map(str, every))}"
+    return words + (" (hidden from the students' reports)" if hidden else "")
+
+
+def _hidden_words(records: list[dict], cols: list[tuple[str, str, float]]) -> str:
+    """What the summary says of hidden tests: never "hidden tests" when none ran."""
+    if not any(r["cudalab"].get("hidden_tests") for r in records):
+        return "no hidden tests"
+    suites = {i for r in records for i in r["cudalab"].get("hidden_suites") or []}
+    ran = {e["id"] for r in records for e in r["cudalab"]["exercises"] if e.get("hidden_tests")}
+    had = f"{len(suites)} of {len(cols)} exercise(s) had a hidden suite"
+    if not ran:
+        return f"no hidden tests ran ({had})"
+    return f"hidden tests ran for {len(ran)} of {len(cols)} exercise(s) ({had})"
+
+
+def _hidden_cell(es: list[dict]) -> str:
+    """An exercise's hidden tests in the summary: how many ran, in how many submissions."""
+    if not any(e.get("hidden_suite") for e in es):
+        return "no suite"
+    runs = [e["hidden_tests"] for e in es if e.get("hidden_tests") is not None]
+    if not runs:
+        return "never ran"
+    return f"{max(runs)} tests, ran for {len(runs)} of {len(es)}"
+
+
 def summary(records: list[dict], title: str = "Class summary", png: str | None = None,
-            warnings: list[str] | None = None) -> str:
+            warnings: list[str] | None = None, seeds: list[int] | None = None) -> str:
+    """The class summary (for the instructor: seeds hidden from the students are shown here)."""
     cols = exercise_columns(records)
     best = sum(m for _, _, m in cols)
     totals = [float(r["score"]) for r in records]
     lines = [f"# {title}", ""]
     if records:
         meta = records[0]["cudalab"]
-        opts = [f"seed {meta.get('seed')}" if meta.get("seed") is not None else "tests' own seeds",
-                "hidden tests" if meta.get("hidden_tests") else "no hidden tests",
+        opts = [_seed_words(records, seeds or []),
+                _hidden_words(records, cols),
                 f"sanitizers: {', '.join(meta.get('sanitize') or []) or 'none'}",
                 "with performance points" if meta.get("perf") else "correctness only"]
         lines += [f"{len(records)} submissions, {len(cols)} exercises, {best:g} points at most "
@@ -145,9 +335,11 @@ def summary(records: list[dict], title: str = "Class summary", png: str | None =
         lines += [f"![score distribution]({png})", ""]
     statuses = sorted({e["status"] for r in records for e in r["cudalab"]["exercises"]},
                       key=lambda s: list(STATUS_WORDS).index(s) if s in STATUS_WORDS else 99)
+    hidden = any(r["cudalab"].get("hidden_tests") for r in records)
     lines += ["## Per exercise", "",
-              "| exercise | max | mean | " + " | ".join(STATUS_WORDS.get(s, s) for s in statuses) + " |",
-              "|---|---|---|" + "---|" * len(statuses)]
+              "| exercise | max | mean | " + " | ".join(STATUS_WORDS.get(s, s) for s in statuses)
+              + (" | hidden tests" if hidden else "") + " |",
+              "|---|---|---|" + "---|" * (len(statuses) + hidden)]
     per: dict[str, list[dict]] = {i: [] for i, _, _ in cols}
     for r in records:
         for e in r["cudalab"]["exercises"]:
@@ -156,29 +348,37 @@ def summary(records: list[dict], title: str = "Class summary", png: str | None =
         es = per[i]
         count = Counter(e["status"] for e in es)
         mean = statistics.mean(_points(e) for e in es) if es else 0.0
-        lines.append(f"| {i} {slug} | {top:g} | {mean:.1f} | "
-                     + " | ".join(str(count.get(s, 0)) for s in statuses) + " |")
+        lines.append(f"| {md_text(i)} {md_text(slug)} | {top:g} | {mean:.1f} | "
+                     + " | ".join(str(count.get(s, 0)) for s in statuses)
+                     + (f" | {_hidden_cell(es)}" if hidden else "") + " |")
     lines.append("")
     for i, slug, top in cols:
-        lines += [f"### {i} {slug}", "", "```"]
+        lines += [f"### {md_text(i)} {md_text(slug)}", "", "```"]
         lines += _histogram([_points(e) for e in per[i]], top) + ["```", ""]
     attention = []
     no_gpu = [r for r in records if any(e["status"] == "no_gpu" for e in r["cudalab"]["exercises"])]
     if no_gpu:
         attention.append(f"- {len(no_gpu)} submission(s) not graded for lack of a CUDA device "
                          "on the grading machine: grade them again on a GPU machine")
+    for i, slug, _ in cols:
+        if any(e.get("hidden_tests") == 0 for e in per[i]):
+            attention.append(f"- {md_text(i)} {md_text(slug)}: its hidden suite ran no test (do "
+                             "its suite names match the exercise's test_filter?)")
     for r in records:
         c = r["cudalab"]
         if c.get("rejected"):
-            attention.append(f"- {c['student']}: submission rejected: {c['rejected']}")
+            attention.append(f"- {md_text(c['student'])}: submission rejected: "
+                             f"{md_text(c['rejected'])}")
         for e in c["exercises"]:
             if e["status"] == "grader_error":
-                attention.append(f"- {c['student']} {e['id']}: {e['reason']}")
+                attention.append(f"- {md_text(c['student'])} {md_text(e['id'])}: "
+                                 f"{md_text(e['reason'])}")
         for n in c.get("warnings", []):
             if "no CUDA device" not in n:
-                attention.append(f"- {c['student']}: {n}")
+                attention.append(f"- {md_text(c['student'])}: {md_text(n)}")
     if attention or warnings:
-        lines += ["## Needs a look", ""] + attention + [f"- {w}" for w in warnings or []] + [""]
+        lines += (["## Needs a look", ""] + attention + [f"- {md_text(w)}" for w in warnings or []]
+                  + [""])
     return "\n".join(lines) + "\n"
 
 
@@ -211,32 +411,46 @@ def plot(records: list[dict], path: Path) -> bool:
     return True
 
 
-def write_class(out: Path, records: list[dict], warnings: list[str] | None = None) -> None:
+def write_class(out: Path, records: list[dict], warnings: list[str] | None = None,
+                seeds: list[int] | None = None) -> None:
     """gradebook.csv, summary.md and (with matplotlib) summary.png in out."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "gradebook.csv").write_text(gradebook(records))
     png = "summary.png" if records and plot(records, out / "summary.png") else None
-    (out / "summary.md").write_text(summary(records, png=png, warnings=warnings))
+    (out / "summary.md").write_text(summary(records, png=png, warnings=warnings, seeds=seeds))
 
 
-def merge(folders: list[Path], out: Path) -> tuple[int, list[str]]:
-    """Combine per-task output folders into one: students/ copied, gradebook and summary remade."""
-    records, warnings = load_records(folders)
+def merge(folders: list[Path], out: Path, exercises: list) -> tuple[int, list[str]]:
+    """Combine class runs' output folders into one: students' files copied (only those the
+    grader wrote and signed), signed again with out's key, gradebook and summary remade."""
+    known = {e.id: e for e in exercises}
+    records, warnings, got = load_records(folders, known)
+    secret = signing.load_or_create(out)
     for r in records:
-        c = r["cudalab"]
-        src = Path(c.pop("_dir"))
-        dst = out / "students" / src.name
-        if src.resolve() != dst.resolve():
-            if dst.exists():
-                shutil.rmtree(dst)
-            shutil.copytree(src, dst)
-    write_class(out, records, warnings)
+        sid = r["cudalab"]["student"]
+        dst = out / "students" / safe_name(sid)
+        files = got["files"][sid]
+        if dst.is_symlink():
+            dst.unlink()
+        elif dst.exists():
+            shutil.rmtree(dst)
+        dst.mkdir(parents=True)
+        for name, data in files.items():
+            fd = os.open(dst / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL
+                         | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+        signing.sign(secret.key, dst, files)
+    for s in got["seeds"]:
+        if s not in secret.seeds:
+            signing.load_or_create(out, s)
+    write_class(out, records, warnings, seeds=got["seeds"])
     return len(records), warnings
 
 
 def student_markdown(student: str, board_md: str, total: float, best: float,
                      files: dict, notes: list[str]) -> str:
-    lines = [f"# Grade report: {student}", "", f"**Total: {total:.1f} / {best:g}**", "", board_md, "",
+    lines = [f"# Grade report: {md_text(student)}", "", f"**Total: {total:.1f} / {best:g}**", "", board_md, "",
              "## Files", ""]
     for label, key in (("graded", "submitted"), ("not submitted (the starter's file, 0 points)",
                                                  "not_submitted"),
@@ -244,8 +458,8 @@ def student_markdown(student: str, board_md: str, total: float, best: float,
         items = files.get(key) or []
         if items:
             lines.append(f"{label}:")
-            lines += [f"- `{x}`" for x in items]
+            lines += [f"- {md_code(x)}" for x in items]
             lines.append("")
     if notes:
-        lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
+        lines += ["## Notes", ""] + [f"- {md_text(n)}" for n in notes] + [""]
     return "\n".join(lines) + "\n"

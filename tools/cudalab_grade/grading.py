@@ -115,6 +115,8 @@ class Result:
     tests: str = "-"
     perf: str = "-"
     seconds: float = 0.0
+    hidden_suite: bool = False          # the exercise has a hidden test program (--hidden-tests)
+    hidden_tests: int | None = None     # tests the hidden program ran; None: it did not run
 
     @property
     def points(self) -> float:
@@ -129,6 +131,7 @@ def grade(ex: Exercise, opts: Options) -> Result:
     """Grade one exercise; never raises (an unexpected error becomes the reason)."""
     start = time.monotonic()
     res = Result(ex, max_points(ex, opts))
+    res.hidden_suite = bool(ex.hidden_test) and ex.slug in opts.hidden
     try:
         _grade(ex, opts, res)
     except Exception as e:  # the grader must go on with the next exercise
@@ -229,6 +232,8 @@ def run_tests(ex: Exercise, opts: Options, res: Result) -> bool:
         if got is None:
             return False
         rep, output = got
+        if label:
+            res.hidden_tests = rep.total
         if gtest.skipped_for_no_device(rep, output):
             no_gpu = True
         total.total += rep.total
@@ -264,8 +269,10 @@ def run_tests(ex: Exercise, opts: Options, res: Result) -> bool:
     res.status = PASSED
     res.correctness_points = float(ex.points)
     res.reason = f"all {rep.total} tests passed"
-    if len(programs) > 1:
-        res.reason = f"all {rep.total} tests passed, hidden ones included"
+    if len(programs) > 1 and res.hidden_tests:
+        res.reason = f"all {rep.total} tests passed, {res.hidden_tests} hidden ones included"
+    elif len(programs) > 1:
+        res.reason += " (its hidden suite ran no test: none matches the filter)"
     if rep.skipped:
         res.reason += f" ({rep.skipped} skipped)"
     return True

@@ -31,7 +31,9 @@ class Exercise:
     forbid: tuple[str, ...] = ()
     hints: tuple[str, ...] = ()
     perf: Perf | None = None
-    hidden_test: str | None = None  # file name of the instructor's hidden test suite, if any
+    # file name of the instructor's hidden test suite, looked up in --hidden-tests DIR:
+    # <slug>_hidden_test.cu unless the manifest says otherwise (CMake looks for that name)
+    hidden_test: str | None = None
 
     def source(self, implementation: str) -> str:
         """Path of the graded source, relative to the repository root."""
@@ -78,7 +80,7 @@ def load_chapter(path: Path) -> Chapter:
             chapter_dir=cdir, chapter_number=number, test_filter=str(ex["test_filter"]),
             points=int(ex["points"]), forbid=tuple(ex.get("forbid", [])),
             hints=tuple(ex.get("hints", [])), perf=perf,
-            hidden_test=str(ex["hidden_test"]) if "hidden_test" in ex else None))
+            hidden_test=str(ex.get("hidden_test", f"{ex['slug']}_hidden_test.cu"))))
     return Chapter(number, cdir, str(ch.get("title", cdir)), tuple(exercises))
 
 

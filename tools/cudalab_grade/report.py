@@ -6,6 +6,7 @@ import io
 import json
 import textwrap
 
+from .escape import csv_cell, md_block, md_text
 from .grading import NO_GPU, PASSED, Result
 
 WIDTH = 100
@@ -83,16 +84,14 @@ def terminal(results: list[Result]) -> str:
 
 
 def markdown(results: list[Result]) -> str:
-    def cell(s: str) -> str:
-        return s.replace("|", "\\|").replace("\n", " ")
-
+    """The scoreboard in Markdown; every string that may come from a submission is escaped."""
     lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
-    lines += ["| " + " | ".join(cell(c) for c in _row(r)) + " |" for r in results]
+    lines += ["| " + " | ".join(md_text(c) for c in _row(r)) + " |" for r in results]
     lines += ["", progress(results), ""]
     for r in results:
         if r.details:
-            lines += [f"### {r.exercise.id} {r.exercise.slug}", "", r.reason, "", "```",
-                      "\n".join(r.details), "```", ""]
+            lines += [f"### {r.exercise.id} {r.exercise.slug}", "", md_text(r.reason), ""]
+            lines += md_block("\n".join(r.details)) + [""]
     return "\n".join(lines) + "\n"
 
 
@@ -100,7 +99,7 @@ def _machine(r: Result) -> dict:
     return {"id": r.exercise.id, "slug": r.exercise.slug, "status": r.status,
             "correctness_points": r.correctness_points, "perf_points": r.perf_points,
             "max_points": r.max_points, "ratio": r.ratio, "reason": r.reason,
-            "seconds": r.seconds}
+            "seconds": r.seconds, "hidden_suite": r.hidden_suite, "hidden_tests": r.hidden_tests}
 
 
 def gradescope(results: list[Result], meta: dict) -> str:
@@ -125,6 +124,7 @@ def csv_text(results: list[Result]) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["id", "slug", "status", "points", "max_points", "perf_ratio", "reason"])
     for r in results:
-        w.writerow([r.exercise.id, r.exercise.slug, r.status, f"{r.points:.1f}",
-                    f"{r.max_points:g}", "" if r.ratio is None else f"{r.ratio:g}", r.reason])
+        w.writerow([csv_cell(c) for c in (
+            r.exercise.id, r.exercise.slug, r.status, f"{r.points:.1f}", f"{r.max_points:g}",
+            "" if r.ratio is None else f"{r.ratio:g}", r.reason)])
     return buf.getvalue()

@@ -5,21 +5,28 @@ laid out like `starter/` (`01-reduce-scan-histogram/sum_atomic.cu`), or a
 `.zip`, `.tar.gz`, `.tgz` or `.tar` of one. The student id is the entry's
 name without the archive suffix.
 
-Everything a student submits is untrusted. An archive is read member by
-member and written by this module, never by `extractall`: a member with an
-absolute path or `..`, a link, a device or FIFO, a member over the size
-limit, too many members, too many bytes in all, or a compression ratio of an
-archive bomb rejects the whole submission, with the reason. Nothing is ever
-written outside the destination folder. In a submitted folder, links are
-never followed.
+Everything a student submits is untrusted. Before any library reads an
+archive, this module reads its headers itself, each of a bounded size: the
+512-byte headers of a tar (through a gzip stream decompressed in chunks,
+never past a limit), with the GNU long names and pax records checked against
+a small limit before they are read; the end record and central directory of
+a zip, its entry count and the length of every name, extra field and
+comment. Then the archive is read member by member and written by this
+module, never by `extractall`: a member with an absolute path or `..`, a
+link, a device or FIFO, a member over the size limit, too many members, too
+many bytes in all, or a compression ratio of an archive bomb rejects the
+whole submission, with the reason. Nothing is ever written outside the
+destination folder. In a submitted folder, links are never followed.
 """
 from __future__ import annotations
 
 import os
 import re
 import stat
+import struct
 import tarfile
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -37,6 +44,11 @@ class Limits:
     max_members: int = 2000       # files and folders
     max_ratio: float = 100.0      # unpacked / packed size of one member (archive bombs)
     max_source: int = 1 << 20     # bytes of one exercise file
+    max_header: int = 64 << 10    # bytes of one tar pax record block or GNU long name
+    max_headers: int = 1 << 20    # bytes of all of them in one archive
+    max_stream: int = 80 << 20    # bytes of a .tar.gz's tar stream once decompressed
+    max_name: int = 1024          # bytes of one zip member's name
+    max_extra: int = 4096         # bytes of one zip member's extra field or comment
 
 
 class Rejected(Exception):
@@ -53,7 +65,12 @@ class Entry:
     @property
     def safe_id(self) -> str:
         """The student id as a file name (other characters become '_')."""
-        return _SAFE_ID.sub("_", self.student) or "_"
+        return safe_name(self.student)
+
+
+def safe_name(student: str) -> str:
+    """A student id as a file name: characters other than A-Z a-z 0-9 . _ @ + - become '_'."""
+    return _SAFE_ID.sub("_", student) or "_"
 
 
 @dataclass
@@ -142,31 +159,284 @@ def _chunks(f, size: int = 1 << 16):
 
 def unpack(entry: Entry, dest: Path, limits: Limits = Limits()) -> None:
     """Unpack an archive entry into dest (created); Rejected with the reason when unsafe."""
-    try:
-        size = entry.path.stat().st_size
-    except OSError as e:
-        raise Rejected(f"cannot read the archive: {e}") from None
-    if size > limits.max_archive:
-        raise Rejected(f"the archive is larger than {limits.max_archive} bytes")
     dest.mkdir(parents=True, exist_ok=True)
     try:
-        if entry.kind == "zip":
-            _unpack_zip(entry.path, dest, limits)
-        elif entry.kind == "tar":
-            _unpack_tar(entry.path, dest, limits)
-        else:
+        if entry.kind not in ("zip", "tar"):
             raise Rejected(entry.why or "not an archive")
+        # one open file for the scan and the library: what was checked is what is read
+        fd = os.open(entry.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise Rejected("the archive is not a regular file")
+            size = os.fstat(f.fileno()).st_size
+            if size > limits.max_archive:
+                raise Rejected(f"the archive is larger than {limits.max_archive} bytes")
+            if entry.kind == "zip":
+                _unpack_zip(f, size, dest, limits)
+            else:
+                _unpack_tar(f, dest, limits)
     except Rejected:
         raise
     except FileExistsError as e:
         raise Rejected(f"the archive holds the same path twice ({Path(e.filename).name})") from None
-    except (OSError, EOFError, zipfile.BadZipFile, tarfile.TarError, RuntimeError, ValueError) as e:
+    except (OSError, EOFError, zipfile.BadZipFile, tarfile.TarError, RuntimeError, ValueError,
+            zlib.error, struct.error) as e:
         raise Rejected(f"cannot read the archive: {type(e).__name__}: {e}") from None
 
 
-def _unpack_zip(path: Path, dest: Path, limits: Limits) -> None:
+# --- reading the headers before any library does ---------------------------------------------
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_OTHER_COMPRESSION = {b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"\x28\xb5\x2f\xfd": "zstd",
+                      b"\x5d\x00\x00": "lzma"}
+_TAR_REGULAR = (b"0", b"\0", b"7")
+_TAR_LONG = (b"L", b"K")          # GNU long name, long link name
+_TAR_PAX = (b"x", b"X", b"g")     # pax extended header (x, Solaris X), pax global header
+_MAX_CHAIN = 8                    # extension headers in a row before one member
+
+
+class _Stream:
+    """The bytes of a tar, read from the file, through gzip when it is one, never past a limit."""
+
+    def __init__(self, f, gz: bool, limit: int):
+        self.f, self.gz, self.limit = f, gz, limit
+        self.pos = 0                  # bytes of the tar stream handed out
+        self.buf = b""
+        self.d = zlib.decompressobj(31) if gz else None
+        self.ended = False
+
+    def _fill(self, want: int) -> None:
+        while len(self.buf) < want and not self.ended:
+            if self.d is None:
+                data = self.f.read(1 << 16)
+                if not data:
+                    self.ended = True
+                self.buf += data
+            else:
+                if self.d.unconsumed_tail:
+                    data = self.d.unconsumed_tail
+                elif self.d.eof:
+                    rest = self.d.unused_data
+                    if len(rest) < 2:
+                        rest += self.f.read(1 << 16)
+                    if rest[:2] != _GZIP_MAGIC:   # the end (gzip's reader would stop or fail here)
+                        self.ended = True
+                        break
+                    self.d = zlib.decompressobj(31)   # a gzip of several members
+                    data = rest
+                else:
+                    data = self.f.read(1 << 16)
+                    if not data:
+                        self.ended = True
+                        break
+                try:
+                    self.buf += self.d.decompress(data, 1 << 16)
+                except zlib.error as e:
+                    raise Rejected(f"the archive's gzip stream is corrupt ({e})") from None
+            if self.pos + len(self.buf) > self.limit:
+                raise Rejected(f"the archive unpacks to more than {self.limit} bytes of tar "
+                               "stream (an archive bomb?)")
+
+    def read(self, n: int) -> bytes:
+        """Up to n bytes (n is bounded by the caller)."""
+        self._fill(n)
+        out, self.buf = self.buf[:n], self.buf[n:]
+        self.pos += len(out)
+        return out
+
+    def skip(self, n: int) -> int:
+        """Skip n bytes, in chunks; the number skipped."""
+        done = 0
+        while done < n:
+            got = len(self.read(min(n - done, 1 << 16)))
+            if not got:
+                break
+            done += got
+        return done
+
+
+def _blocks(size: int) -> int:
+    return -(-size // 512) * 512
+
+
+def _pax_records(data: bytes, where: str) -> dict[str, str]:
+    """The records of a pax header (already bounded in size); Rejected when malformed."""
+    out: dict[str, str] = {}
+    pos = 0
+    while pos < len(data) and data[pos:pos + 1] not in (b"\0", b""):
+        m = re.match(rb"(\d{1,6}) ([^=\n]+)=", data[pos:pos + 4096])
+        if not m or int(m.group(1)) < len(m.group(0)) + 1 or pos + int(m.group(1)) > len(data):
+            raise Rejected(f"malformed pax header {where}")
+        end = pos + int(m.group(1))
+        out[m.group(2).decode("utf-8", "replace")] = \
+            data[pos + m.end():end - 1].decode("utf-8", "replace")
+        pos = end
+    return out
+
+
+def scan_tar(f, limits: Limits) -> bool:
+    """Read every header of the tar in f as tarfile will, with every size bounded first.
+
+    True when it is a gzip. Rejected when a header is malformed, a GNU long
+    name or a pax header is larger than max_header (or all of them larger than
+    max_headers), the stream is compressed otherwise than by gzip, holds a
+    link, device, FIFO, sparse or unknown member, too many members, a member
+    larger than max_member, more than max_total bytes, or decompresses to more
+    than max_stream bytes. f is left at an unknown position.
+    """
+    head = f.read(6)
+    f.seek(0)
+    for magic, name in _OTHER_COMPRESSION.items():
+        if head.startswith(magic):
+            raise Rejected(f"the archive is compressed with {name}: only .tar, .tar.gz and "
+                           ".tgz are accepted")
+    gz = head.startswith(_GZIP_MAGIC)
+    s = _Stream(f, gz, limits.max_stream)
+    members = declared = headers = chain = 0
+    pax: dict[str, str] = {}
+    while True:
+        at = s.pos
+        block = s.read(512)
+        if len(block) < 512 or block.count(0) == 512:
+            if chain:
+                raise Rejected(f"the archive ends after an extended header (byte {at})")
+            if at == 0:
+                raise Rejected("not a tar archive (empty or truncated)")
+            return gz
+        try:
+            info = tarfile.TarInfo.frombuf(block, "utf-8", "surrogateescape")
+        except tarfile.HeaderError as e:
+            what = "not a tar archive" if at == 0 else f"malformed tar header at byte {at}"
+            raise Rejected(f"{what} ({e})") from None
+        where = f"at byte {at}"
+        if info.size < 0:
+            raise Rejected(f"malformed tar header {where} (negative size)")
+        if info.type in _TAR_LONG or info.type in _TAR_PAX:
+            kind = "GNU long name" if info.type in _TAR_LONG else "pax header"
+            if info.size > limits.max_header:
+                raise Rejected(f"archive {kind} {where} declares {info.size} bytes "
+                               f"(more than {limits.max_header})")
+            headers += info.size
+            if headers > limits.max_headers:
+                raise Rejected(f"the archive's long names and pax headers add up to more than "
+                               f"{limits.max_headers} bytes")
+            chain += 1
+            if chain > _MAX_CHAIN:
+                raise Rejected(f"more than {_MAX_CHAIN} extended headers in a row {where}")
+            data = s.read(_blocks(info.size))
+            if len(data) < _blocks(info.size):
+                raise Rejected(f"the archive ends inside a header {where}")
+            if info.type in _TAR_PAX:
+                records = _pax_records(data[:info.size], where)
+                if any(k.startswith("GNU.sparse") for k in records):
+                    raise Rejected(f"archive member {where} is a sparse file (not accepted)")
+                if info.type == b"g":
+                    if "size" in records:
+                        raise Rejected(f"a global pax header sets the size of every member ({where})")
+                else:
+                    pax.update(records)
+            continue
+        chain = 0
+        size = info.size
+        if "size" in pax:
+            try:
+                size = int(pax["size"])   # as tarfile reads it
+            except ValueError:
+                size = 0
+            if size < 0:
+                raise Rejected(f"malformed pax size {where}")
+        pax = {}
+        members += 1
+        if members > limits.max_members:
+            raise Rejected(f"the archive has more than {limits.max_members} members")
+        if info.type in (tarfile.LNKTYPE, tarfile.SYMTYPE):
+            raise Rejected(f"archive member '{info.name}' is a link")
+        if info.isdir():
+            if info.size:
+                raise Rejected(f"malformed tar header {where} (a folder with a size)")
+            continue
+        if info.type not in _TAR_REGULAR:
+            raise Rejected(f"archive member '{info.name}' is a device, FIFO or other special file "
+                           f"(tar type {info.type!r})")
+        if size > limits.max_member:
+            raise Rejected(f"archive member '{info.name}' is larger than {limits.max_member} bytes")
+        declared += size
+        if declared > limits.max_total:
+            raise Rejected(f"the archive unpacks to more than {limits.max_total} bytes")
+        if s.skip(_blocks(size)) < size:
+            raise Rejected(f"the archive ends inside member '{info.name}'")
+
+
+def scan_zip(f, size: int, limits: Limits) -> None:
+    """Read a zip's end record and central directory, bounded, before zipfile does.
+
+    Rejected when the entry count is over max_members, the central directory
+    larger than those entries can be, or a name, extra field or comment of an
+    entry longer than max_name or max_extra.
+    """
+    tail_len = min(size, 22 + 65535)
+    f.seek(size - tail_len)
+    tail = f.read(tail_len)
+    # as zipfile finds it: an end record without a comment in the last 22 bytes, else the last one
+    last = tail[-22:]
+    if len(last) == 22 and last[:4] == b"PK\x05\x06" and last[-2:] == b"\0\0":
+        pos = len(tail) - 22
+    else:
+        pos = tail.rfind(b"PK\x05\x06")
+    if pos < 0 or pos + 22 > len(tail):
+        raise Rejected("not a zip archive (no end of central directory)")
+    (_, disk, cd_disk, n_here, n_total, cd_size, cd_offset,
+     comment_len) = struct.unpack("<4s4H2LH", tail[pos:pos + 22])
+    eocd = size - tail_len + pos
+    cd_end = eocd
+    loc = b""
+    if eocd >= 20:
+        f.seek(eocd - 20)
+        loc = f.read(20)
+    if loc[:4] == b"PK\x06\x07":   # zip64: its end record lies just before the locator, as zipfile reads it
+        if eocd < 20 + 56 or struct.unpack("<4sLQL", loc)[2] != eocd - 20 - 56:
+            raise Rejected("malformed zip64 end record")
+        f.seek(eocd - 20 - 56)
+        rec = f.read(56)
+        if rec[:4] != b"PK\x06\x06":
+            raise Rejected("malformed zip64 end record")
+        n_here, n_total, cd_size, cd_offset = struct.unpack("<QQQQ", rec[24:56])
+        cd_end = eocd - 20 - 56
+    elif n_total == 0xFFFF or cd_size == 0xFFFFFFFF or cd_offset == 0xFFFFFFFF:
+        raise Rejected("malformed zip: zip64 sizes without a zip64 end record")
+    if disk or cd_disk or n_here != n_total:
+        raise Rejected("a zip split over several disks is not accepted")
+    if n_total > limits.max_members:
+        raise Rejected(f"the archive has more than {limits.max_members} members "
+                       f"(its directory says {n_total})")
+    most = limits.max_members * (46 + limits.max_name + 2 * limits.max_extra)
+    if cd_size > most or cd_size > cd_end:
+        raise Rejected(f"the zip's central directory declares {cd_size} bytes (too large)")
+    f.seek(cd_end - cd_size)
+    cd = f.read(cd_size)
+    at = count = 0
+    while at < len(cd):
+        if cd[at:at + 4] != b"PK\x01\x02" or at + 46 > len(cd):
+            raise Rejected("malformed zip central directory")
+        name_len, extra_len, comment_len = struct.unpack("<3H", cd[at + 28:at + 34])
+        name = cd[at + 46:at + 46 + min(name_len, 200)].decode("utf-8", "replace")
+        if name_len > limits.max_name:
+            raise Rejected(f"archive member '{name}...' has a name of {name_len} bytes "
+                           f"(more than {limits.max_name})")
+        if extra_len > limits.max_extra or comment_len > limits.max_extra:
+            raise Rejected(f"archive member '{name}' has an extra field or comment over "
+                           f"{limits.max_extra} bytes")
+        count += 1
+        if count > limits.max_members:
+            raise Rejected(f"the archive has more than {limits.max_members} members")
+        at += 46 + name_len + extra_len + comment_len
+    f.seek(0)
+
+
+def _unpack_zip(f, size: int, dest: Path, limits: Limits) -> None:
+    scan_zip(f, size, limits)
     total = [0]
-    with zipfile.ZipFile(path) as z:
+    with zipfile.ZipFile(f) as z:
         infos = z.infolist()
         if len(infos) > limits.max_members:
             raise Rejected(f"the archive has more than {limits.max_members} members")
@@ -196,15 +466,17 @@ def _unpack_zip(path: Path, dest: Path, limits: Limits) -> None:
         for info, rel in checked:
             if rel == PurePosixPath("."):
                 continue
-            with z.open(info) as f:
-                _write(dest, rel, _chunks(f), limits.max_member, total, limits, info.filename)
+            with z.open(info) as mf:
+                _write(dest, rel, _chunks(mf), limits.max_member, total, limits, info.filename)
 
 
-def _unpack_tar(path: Path, dest: Path, limits: Limits) -> None:
+def _unpack_tar(f, dest: Path, limits: Limits) -> None:
+    gz = scan_tar(f, limits)
+    f.seek(0)
     total = [0]
     declared = 0
     count = 0
-    with tarfile.open(path, "r:*") as t:
+    with tarfile.open(fileobj=f, mode="r:gz" if gz else "r:") as t:
         for m in t:  # streamed: the headers are checked before any data is written
             count += 1
             if count > limits.max_members:
@@ -223,10 +495,10 @@ def _unpack_tar(path: Path, dest: Path, limits: Limits) -> None:
                 raise Rejected(f"the archive unpacks to more than {limits.max_total} bytes")
             if rel == PurePosixPath("."):
                 continue
-            f = t.extractfile(m)
-            if f is None:
+            mf = t.extractfile(m)
+            if mf is None:
                 raise Rejected(f"archive member '{m.name}' cannot be read")
-            _write(dest, rel, _chunks(f), limits.max_member, total, limits, m.name)
+            _write(dest, rel, _chunks(mf), limits.max_member, total, limits, m.name)
 
 
 def list_files(folder: Path, limits: Limits = Limits()) -> tuple[list[str], list[str]]:

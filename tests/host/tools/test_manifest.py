@@ -177,3 +177,16 @@ class ManifestTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class HiddenTestNameTest(unittest.TestCase):
+    def test_every_exercise_names_its_hidden_suite(self):
+        """The grader looks for <slug>_hidden_test.cu (the manifest's key, or this default), the
+        name CMake builds from CUDALAB_HIDDEN_TESTS_DIR."""
+        import sys
+        sys.path.insert(0, str(ROOT / "tools"))
+        from cudalab_grade.manifest import load_all
+        exercises = [e for c in load_all(ROOT) for e in c.exercises]
+        self.assertGreater(len(exercises), 40)
+        for e in exercises:
+            self.assertEqual(e.hidden_test, f"{e.slug}_hidden_test.cu")

@@ -1,0 +1,57 @@
+"""Submitted strings made harmless in the outputs: Markdown, CSV and the terminal.
+
+A student chooses their submission's name (hence the student id), the names
+of the members of an archive, and the output of their program; all of these
+reach report.md, summary.md and gradebook.csv. In Markdown they are shown as
+text, never as markup: no link, image, HTML, table cell or code fence of the
+student's making. In CSV, a cell that a spreadsheet would read as a formula
+(`=`, `+`, `-`, `@`, tab or carriage return first, the OWASP list) gets a
+leading apostrophe, so it is shown as text.
+"""
+from __future__ import annotations
+
+import re
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+# Markup of any consequence (links, images, HTML, code, tables, headings) and emphasis by '*'; an
+# underscore stays as it is, for the names of identifiers (emphasis by '_' is cosmetic at worst).
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~#!{}])")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def printable(text: str) -> str:
+    """text without control characters (a terminal's escape sequences, NULs): each becomes '?'."""
+    return _CONTROL.sub("?", text)
+
+
+def md_text(text: str) -> str:
+    """text as Markdown that shows it as it is, on one line: markup characters escaped,
+    newlines and control characters replaced."""
+    one_line = printable(str(text).replace("\r\n", " ").replace("\n", " ").replace("\r", " "))
+    return _MD_SPECIAL.sub(r"\\\1", one_line)
+
+
+def md_code(text: str) -> str:
+    """text as an inline code span, whatever backticks it holds (CommonMark: a longer fence)."""
+    one_line = printable(str(text).replace("\r\n", " ").replace("\n", " ").replace("\r", " "))
+    longest = max((len(m) for m in re.findall(r"`+", one_line)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if one_line.startswith("`") or one_line.endswith("`") or not one_line.strip() else ""
+    return f"{fence}{pad}{one_line}{pad}{fence}"
+
+
+def md_block(text: str) -> list[str]:
+    """Lines of a fenced code block holding text, with a fence no line of text can close."""
+    body = printable(str(text).replace("\r\n", "\n").replace("\r", "\n").replace("\t", "    ")
+                     .replace("\x0c", "").replace("\x0b", ""))
+    longest = max((len(m) for m in re.findall(r"`{3,}|~{3,}", body)), default=2)
+    fence = "`" * max(3, longest + 1)
+    return [fence, *body.split("\n"), fence]
+
+
+def csv_cell(value) -> str:
+    """A CSV cell that no spreadsheet runs as a formula (OWASP CSV injection)."""
+    text = str(value)
+    if text.startswith(_FORMULA_START):
+        return "'" + text
+    return text
