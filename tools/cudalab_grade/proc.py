@@ -12,6 +12,15 @@ far more virtual address space than it uses (the unified address space), so
 an address-space limit breaks every CUDA program. The watchdog sums VmRSS
 over the processes of the group every `POLL` seconds; an allocation faster
 than that can overshoot the limit briefly before the kill.
+
+With a cgroup (`cgroup=`, a sandbox.Cgroup that the caller has entered), the
+program is moved into it before it runs anything (a shell writes its own pid
+into cgroup.procs, then execs the program), so every process it starts is
+there too, whatever session or process group it makes. Memory is then the
+cgroup's memory.max, enforced by the kernel (no watchdog: `max_rss` is not
+used); a program killed by the cgroup's OOM killer gets `memory_exceeded`
+(memory.peak, else memory.max). A timeout, an interrupt, or the program's
+end kills the whole cgroup: nothing it started outlives it.
 """
 from __future__ import annotations
 
@@ -31,6 +40,7 @@ MAX_FILE = 1 << 30        # RLIMIT_FSIZE of graded programs: no file written pas
 GRACE = 2.0              # seconds a child may keep the output open after the program exited
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 _live: set[int] = set()    # process groups of the programs running now (any thread)
+_live_cgroups: dict = {}     # pid -> the cgroup of a program that run() supervises
 _live_lock = threading.Lock()
 
 
@@ -150,12 +160,17 @@ def _limit_files(pid: int) -> None:
 
 def run(cmd: list[str], timeout: float | None, cwd: Path, env: dict[str, str] | None = None,
         max_output: int = 0, max_rss: int = 0, log: Path | None = None,
-        limit_files: bool = True) -> Proc:
+        limit_files: bool = True, cgroup=None) -> Proc:
     """Run cmd in its own session, within the limits (0 = no limit on output or memory;
     timeout None = no time limit). With `log`, every byte of output is also written
     to that file as it arrives (uncapped), so a long build can be followed. If the
     caller is interrupted (an exception, e.g. from a signal handler), the program's
-    whole process group is killed before the exception goes on."""
+    whole process group is killed before the exception goes on. With `cgroup`, see
+    the module's docstring."""
+    if cgroup is not None:
+        cmd = cgroup.wrap(cmd)
+        max_rss = 0
+        ooms = cgroup.oom_killed()
     full_env = dict(os.environ)
     full_env.update(env or {})
     start = time.monotonic()
@@ -173,20 +188,29 @@ def run(cmd: list[str], timeout: float | None, cwd: Path, env: dict[str, str] | 
         _limit_files(p.pid)
     with _live_lock:
         _live.add(p.pid)
+        if cgroup is not None:
+            _live_cgroups[p.pid] = cgroup
     try:
-        return _supervise(p, start, timeout, max_output, max_rss, log_file)
+        result = _supervise(p, start, timeout, max_output, max_rss, log_file, cgroup)
     except BaseException:
         _kill_group(p.pid)
+        if cgroup is not None:
+            cgroup.kill()
         raise
     finally:
         with _live_lock:
             _live.discard(p.pid)
+            _live_cgroups.pop(p.pid, None)
         if log_file is not None:
             log_file.close()
+    if cgroup is not None and cgroup.oom_killed() > ooms:
+        result.returncode = None
+        result.memory_exceeded = cgroup.memory_peak() or cgroup.memory_max or 0
+    return result
 
 
 def _supervise(p: subprocess.Popen, start: float, timeout: float | None, max_output: int,
-               max_rss: int, log_file) -> Proc:
+               max_rss: int, log_file, cgroup=None) -> Proc:
     cap = _Capture(max_output, log_file)
     deadline = start + timeout if timeout is not None else float("inf")
     timed_out, peak = False, None
@@ -227,6 +251,10 @@ def _supervise(p: subprocess.Popen, start: float, timeout: float | None, max_out
                 except subprocess.TimeoutExpired:
                     continue
             if p.poll() is not None:
+                if cgroup is not None:  # the program ended: so does all it started
+                    cgroup.kill()
+                    _drain(fd, cap)
+                    break
                 if not open_pipe:
                     break
                 # the program exited but something it started still holds the pipe
@@ -239,6 +267,8 @@ def _supervise(p: subprocess.Popen, start: float, timeout: float | None, max_out
         sel.close()
     if timed_out or peak is not None:
         _kill_group(p.pid)
+        if cgroup is not None:
+            cgroup.kill()
         try:
             p.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -276,8 +306,11 @@ def kill_all() -> None:
     interrupted, so that the pool's threads return at once."""
     with _live_lock:
         groups = list(_live)
+        cgroups = list(_live_cgroups.values())
     for pgid in groups:
         _kill_group(pgid)
+    for cg in cgroups:
+        cg.kill()
 
 
 def map_parallel(fn, items, workers: int):
