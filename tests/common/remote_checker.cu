@@ -31,6 +31,8 @@ namespace {
 
 using wire::Driver;
 
+// compute-sanitizer's --error-exitcode when it runs as the runner's prefix (tools/grade, gpu-check)
+constexpr int kSanitizerExit = 86;
 constexpr std::size_t kPointerAlign = 256;           // what cudaMalloc guarantees
 // A call may copy this much from device to host (counters, flags per
 // level), or a quarter of the bytes its buffers hold, whichever is more.
@@ -399,6 +401,7 @@ class Checker {
       return "it did not answer and was killed";
     }
     pid_ = -1;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == kSanitizerExit) sanitizer_found_ = true;
     if (WIFSIGNALED(status)) {
       const int sig = WTERMSIG(status);
       const char* name = sigabbrev_np(sig);
@@ -413,6 +416,41 @@ class Checker {
     sock_ = -1;
     runner_end();
   }
+
+ public:
+  // The end of the test program: the runner sees its socket close and exits
+  // (under compute-sanitizer, after the sanitizer's report). 86 when a runner
+  // ended with compute-sanitizer's error exit code, else 0.
+  int finish() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (sock_ >= 0) {
+      close(sock_);
+      sock_ = -1;
+      int status = 0;
+      const double limit = std::atof(env_or("CUDALAB_RUNNER_EXIT_TIMEOUT", "600").c_str());
+      pid_t done = 0;
+      for (double waited = 0; done == 0 && waited < limit; waited += 0.01) {
+        done = waitpid(pid_, &status, WNOHANG);
+        if (done == 0) usleep(10000);
+      }
+      if (done == 0) {
+        kill(pid_, SIGKILL);
+        waitpid(pid_, &status, 0);
+        std::fprintf(stderr, "cudalab: the exercise's runner did not end after the tests; killed\n");
+      } else if (WIFEXITED(status) && WEXITSTATUS(status) == kSanitizerExit) {
+        sanitizer_found_ = true;
+      }
+      pid_ = -1;
+    }
+    if (sanitizer_found_) {
+      std::fprintf(stderr, "cudalab: compute-sanitizer found errors in the exercise's code (its report "
+                           "is in the runner's output)\n");
+      return kSanitizerExit;
+    }
+    return 0;
+  }
+
+ private:
 
   [[noreturn]] void lost(const char* when) {
     if (sock_ >= 0) close(sock_);
@@ -453,6 +491,7 @@ class Checker {
   int sock_ = -1;
   pid_t pid_ = -1;
   bool no_device_ = false;
+  bool sanitizer_found_ = false;
 };
 
 }  // namespace
@@ -462,6 +501,8 @@ Bytes invoke(const std::string& key, Bytes args, std::size_t arg_bytes, std::siz
 }
 
 }  // namespace cudalab::remote
+
+extern "C" int cudalab_remote_finish() { return cudalab::remote::Checker::get().finish(); }
 
 extern "C" cudaError_t __wrap_cudaMalloc(void** ptr, size_t size) {
   if (ptr == nullptr) return cudaErrorInvalidValue;

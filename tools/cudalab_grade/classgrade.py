@@ -13,6 +13,7 @@ becomes a `grader_error` for that student, and the others go on.
 from __future__ import annotations
 
 import json
+import os
 import queue
 import re
 import shutil
@@ -25,7 +26,8 @@ from pathlib import Path
 
 from . import classbuild, classreport, report, signing, source, submissions
 from .escape import printable
-from .grading import FORBIDDEN, GRADED, GRADER_ERROR, NO_GPU, Options, Result, grade, max_points
+from .grading import (FORBIDDEN, GRADED, GRADER_ERROR, NO_GPU, Options, Result, grade,
+                      max_points, use_sandbox)
 from .manifest import Exercise
 
 NOT_SUBMITTED, REJECTED = "not_submitted", "rejected"
@@ -44,6 +46,8 @@ class ClassOptions:
     perf: bool = False
     sanitize: tuple[str, ...] = ()
     quick_sanitize: bool = False      # the default quick sanitizer pass (grading.QUICK_TOOLS)
+    sandbox: bool = True              # every runner sandboxed (sandbox.py); False: --no-sandbox
+    sandbox_kind: str | None = None   # found by run_class
     timeout: float = 300.0            # per test program
     build_timeout: float = 600.0      # per compiler or linker run
     submission_timeout: float = 0.0   # all the tests of one submission (0: no limit)
@@ -79,6 +83,19 @@ def run_class(co: ClassOptions, say) -> tuple[int, list[dict]]:
         missing = wanted - {e.path.name for e in entries} - {e.student for e in entries}
         if missing:
             raise ValueError(f"no submission named {', '.join(sorted(missing))} in {co.submissions}")
+    if os.environ.get("CUDALAB_SANDBOX", "").strip().lower() in ("none", "off", "0"):
+        co.sandbox = False  # the instructor's explicit choice, as --no-sandbox
+        say("warning: CUDALAB_SANDBOX=none: the students' code runs with your rights")
+    if co.sandbox:
+        from . import sandbox
+        co.sandbox_kind = sandbox.detect()
+        if co.sandbox_kind is None:
+            raise RuntimeError("no sandbox works on this machine, and a class's code must not run "
+                               "with your rights: install bubblewrap (apt-get install bubblewrap) "
+                               "or allow user namespaces; see python3 tools/cudalab_grade/sandbox.py "
+                               "--check (--no-sandbox grades without one, at your own risk)")
+        say(f"sandbox: {co.sandbox_kind} (each student's code runs in its own; "
+            "docs/guides/instructors.md)")
     co.out.mkdir(parents=True, exist_ok=True)
     try:
         co.key = signing.load_or_create(co.out, co.seed).key
@@ -199,6 +216,8 @@ def _prepare_inner(co: ClassOptions, sb: classbuild.SharedBuild, b: Built) -> No
                    max_output=co.max_output, max_rss=co.max_rss, hidden=frozenset(sb.hidden),
                    strip_paths=(str(sb.course.resolve()) + "/", str(copy_root.resolve()) + "/"),
                    checker_bin=sb.build_dir / "bin")
+    if co.sandbox_kind is not None:  # the runner sees its own folder, nothing else of the class
+        use_sandbox(opts, [build_dir / "bin"], co.sandbox_kind)
     for ex in co.exercises:  # a checker missing from the instructor's build
         for t in (ex.test_target("starter"),) + ((ex.hidden_target("starter"),)
                                                  if ex.slug in sb.hidden else ()):

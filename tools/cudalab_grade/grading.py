@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import tempfile
@@ -56,8 +57,6 @@ class Options:
     checker_bin: Path | None = None
     # argv words put before each runner (the sandbox, sandbox.py); [] = none
     runner_prefix: list[str] = field(default_factory=list)
-    # the same for a runner under compute-sanitizer (which talks to it over TCP)
-    sanitizer_prefix: list[str] | None = None
 
     def clean(self, text: str) -> str:
         for prefix in self.strip_paths:
@@ -70,10 +69,10 @@ class Options:
     def checker(self, target: str) -> Path:
         return (self.checker_bin or self.build_dir / "bin") / target
 
-    def runner_env(self, ex: Exercise, log: Path, sanitizer: bool = False) -> dict[str, str]:
-        """What a checker needs to start the exercise's runner, sandboxed, logging to `log`."""
-        prefix = self.sanitizer_prefix if sanitizer and self.sanitizer_prefix is not None \
-            else self.runner_prefix
+    def runner_env(self, ex: Exercise, log: Path, tool: list[str] | None = None) -> dict[str, str]:
+        """What a checker needs to start the exercise's runner, sandboxed, logging to `log`;
+        `tool` (e.g. compute-sanitizer and its options) runs the runner inside the sandbox."""
+        prefix = self.runner_prefix + (tool or [])
         env = {"CUDALAB_RUNNER": str(self.exe(ex.runner_target(self.implementation)).resolve()),
                "CUDALAB_RUNNER_LOG": str(log)}
         if prefix:
@@ -121,6 +120,18 @@ class Result:
     @property
     def points(self) -> float:
         return self.correctness_points + self.perf_points
+
+
+def use_sandbox(opts: Options, readable: list[Path], kind=None) -> str | None:
+    """Sets the runner's sandbox prefix in opts (sandbox.py); the kind used, or None
+    when no sandbox works on this machine (the runner then runs with the grader's rights)."""
+    from . import sandbox
+
+    kind = kind or sandbox.detect()
+    if kind is None:
+        return None
+    opts.runner_prefix = sandbox.runner_prefix(kind, readable=readable)
+    return kind
 
 
 def max_points(ex: Exercise, opts: Options) -> float:
@@ -351,15 +362,18 @@ def run_sanitizer(ex: Exercise, opts: Options, res: Result, tool: str, quick: bo
         return True
     max_n = QUICK_MAX_N if quick else SANITIZER_MAX_N
     exe = opts.checker(ex.test_target(opts.implementation))
-    # The student's code runs in the runner, a child of the checker: the
-    # sanitizer follows it there (--target-processes all).
-    cmd = [sanitizer, "--target-processes", "all", "--tool", tool, "--error-exitcode", "86",
-           str(exe), f"--gtest_filter={ex.test_filter}"]
+    # The student's code runs in the runner: compute-sanitizer runs it there,
+    # inside the sandbox (a sanitizer outside it does not reach the runner), and
+    # the checker ends with the sanitizer's exit code 86 when it found errors.
+    cmd = [str(exe), f"--gtest_filter={ex.test_filter}"]
+    tool_words = [sanitizer, "--tool", tool, "--error-exitcode", "86", "--print-limit", "20"]
     with tempfile.TemporaryDirectory(prefix="cudalab-grade-") as tmp:
-        env = opts.env() | {"CUDALAB_MAX_N": max_n} | \
-            opts.runner_env(ex, Path(tmp) / "runner.log", sanitizer=True)
+        log = Path(tmp) / "runner.log"
+        env = opts.env() | {"CUDALAB_MAX_N": max_n} | opts.runner_env(ex, log, tool_words)
         limit = min(opts.time_limit(), QUICK_LIMIT) if quick else opts.time_limit()
         p = proc.run(cmd, limit, opts.root, env, max_output=opts.max_output, max_rss=opts.max_rss)
+        found = gtest.read_tail(log, limit=64 << 10, lines=400)
+    p.output = found + "\n" + p.output
     if p.returncode == 0:
         res.reason += f"; {tool} clean" + (f" (n <= {max_n})" if quick else "")
         return True
@@ -370,8 +384,8 @@ def run_sanitizer(ex: Exercise, opts: Options, res: Result, tool: str, quick: bo
     res.status, res.correctness_points = SANITIZER, 0.0
     res.reason = f"compute-sanitizer {tool}: {first}"
     res.details = [gtest.tail(p.output, 25),
-                   f"rerun: CUDALAB_MAX_N={max_n} compute-sanitizer --target-processes all "
-                   f"--tool {tool} "
+                   f"rerun: CUDALAB_MAX_N={max_n} CUDALAB_RUNNER_PREFIX='[\"compute-sanitizer\", "
+                   f"\"--tool\", \"{tool}\"]' "
                    f"{opts.shown(exe)} --gtest_filter='{ex.test_filter}'"]
     return False
 

@@ -258,7 +258,7 @@ def _drop(kind: str, uid: int | None) -> str | None:
 
 def prefix(kind: Kind, *, readable=(), writable=(), gpu: bool = False, sysfs: bool = False,
            chdir: str | None = None, uid: int | None = SANDBOX_UID,
-           tmp_size: int = RUNNER_TMP_SIZE) -> list[str]:
+           tmp_size: int = RUNNER_TMP_SIZE, net: bool = False) -> list[str]:
     """argv words to put before a command to run it sandboxed (see the module's
     docstring); [] when kind is None. `readable` and `writable` are bound at the
     same paths; `chdir` is where the command starts (None: the caller's folder
@@ -271,7 +271,8 @@ def prefix(kind: Kind, *, readable=(), writable=(), gpu: bool = False, sysfs: bo
     where = ["--chdir", chdir] if chdir else []
     drop = _drop(kind, uid)
     if kind == "bwrap":
-        namespaces = ["--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net",
+        namespaces = ["--die-with-parent", "--new-session", "--unshare-pid",
+                      *([] if net else ["--unshare-net"]),
                       "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox"]
         if os.geteuid() != 0:
             namespaces.append("--unshare-user")
@@ -283,8 +284,8 @@ def prefix(kind: Kind, *, readable=(), writable=(), gpu: bool = False, sysfs: bo
         return ["/bin/sh", str(INIT), "--", bwrap, *namespaces, *_bwrap_words(ops, bwrap), *where,
                 "--", *setpriv]
     if kind == "unshare":
-        namespaces = ["--mount", "--pid", "--fork", "--kill-child", "--net", "--ipc", "--uts",
-                      "--cgroup", "--propagation", "private"]
+        namespaces = ["--mount", "--pid", "--fork", "--kill-child", *([] if net else ["--net"]),
+                      "--ipc", "--uts", "--cgroup", "--propagation", "private"]
         if os.geteuid() != 0:
             namespaces += ["--user", "--map-root-user"]
         return [_which("unshare"), *namespaces, "--", "/bin/sh", str(INIT), "--root", _staging(ops),
@@ -294,13 +295,14 @@ def prefix(kind: Kind, *, readable=(), writable=(), gpu: bool = False, sysfs: bo
 
 
 def runner_prefix(kind: Kind, *, readable: list[Path], gpu: bool = True, workdir_tmp: bool = True,
-                  uid: int | None = SANDBOX_UID, tmp_size: int = RUNNER_TMP_SIZE) -> list[str]:
+                  uid: int | None = SANDBOX_UID, tmp_size: int = RUNNER_TMP_SIZE,
+                  net: bool = False) -> list[str]:
     """The prefix of a student's runner: `readable` (its folder) read-only, the GPU's
     device nodes, /sys read-only, starting in its private /tmp (workdir_tmp) or in
     the caller's folder. As root it runs as `nobody`: the runner and its folder must
     be readable (and the runner executable) by other users."""
     return prefix(kind, readable=readable, gpu=gpu, sysfs=True, uid=uid, tmp_size=tmp_size,
-                  chdir="/tmp" if workdir_tmp else None)
+                  chdir="/tmp" if workdir_tmp else None, net=net)
 
 
 def compile_prefix(kind: Kind, *, readable: list[Path], writable: list[Path],

@@ -46,6 +46,25 @@ def ex(id_, status, c, p, m, reason=""):
             "perf_points": p, "max_points": m, "reason": reason}
 
 
+def fake_checker(path: Path) -> None:
+    """A test program as remote_checker.cu runs one: it starts its runner under
+    CUDALAB_RUNNER_PREFIX (output to CUDALAB_RUNNER_LOG) and ends with the runner's
+    exit code 86 (compute-sanitizer's errors)."""
+    runner = path.name.replace("_test_", "_runner_")
+    path.write_text(f"""#!{sys.executable}
+import json, os, subprocess, sys
+prefix = json.loads(os.environ.get("CUDALAB_RUNNER_PREFIX", "[]"))
+with open(os.environ.get("CUDALAB_RUNNER_LOG", os.devnull), "ab") as log:
+    rc = subprocess.call(prefix + [{str(path.parent / runner)!r}, "--cudalab-runner-fd", "3"],
+                         stdout=log, stderr=log)
+print("[  PASSED  ] 2 tests.")
+sys.exit(86 if rc == 86 else 0)
+""")
+    path.chmod(0o755)
+    (path.parent / runner).write_text("#!/bin/sh\nexit 0\n")
+    (path.parent / runner).chmod(0o755)
+
+
 class JunitTest(unittest.TestCase):
     def test_counts(self):
         c = gc.parse_junit(JUNIT)
@@ -264,14 +283,14 @@ open(out, "w").write(json.dumps({{"context": {{"commit": "abc"}}, "benchmarks": 
             d = Path(d)
             (d / "b" / "bin").mkdir(parents=True)
             for slug in ("merge_sort_merge_path", "bitonic_sort_shared", "sum_atomic"):
-                (d / "b" / "bin" / f"{slug}_test_solution").write_text("")
+                fake_checker(d / "b" / "bin" / f"{slug}_test_solution")
             (d / "tools").mkdir()
             trace = d / "trace"
             san = d / "tools" / "compute-sanitizer"
             san.write_text(f"""#!{sys.executable}
 import os, sys, time
 with open({str(trace)!r}, "a") as f:
-    f.write(f"start {{time.time()}} {{sys.argv[-1]}} {{sys.argv[sys.argv.index('--tool') + 1]}} {{os.environ['CUDALAB_MAX_N']}}\\n")
+    f.write(f"start {{time.time()}} {{sys.argv[sys.argv.index('--cudalab-runner-fd') - 1]}} {{sys.argv[sys.argv.index('--tool') + 1]}} {{os.environ['CUDALAB_MAX_N']}}\\n")
 time.sleep(0.4)
 with open({str(trace)!r}, "a") as f:
     f.write(f"end {{time.time()}}\\n")
@@ -308,7 +327,7 @@ print("========= ERROR SUMMARY: 0 errors")
         with tempfile.TemporaryDirectory() as d:
             d = Path(d)
             (d / "b" / "bin").mkdir(parents=True)
-            (d / "b" / "bin" / "build_large_nodes_test_solution").write_text("")
+            fake_checker(d / "b" / "bin" / "build_large_nodes_test_solution")
             (d / "tools").mkdir()
             trace = d / "trace"
             san = d / "tools" / "compute-sanitizer"

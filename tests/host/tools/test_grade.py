@@ -115,6 +115,13 @@ def fake_test(path: Path, report_data=None, stdout="", exit_code=0, action="", l
                     print("  " + t["name"])
             sys.exit(0)
         sys.stdout.write({stdout!r}); sys.stdout.flush()
+        runner_rc = 0
+        if os.environ.get("CUDALAB_RUNNER_PREFIX"):  # start the runner as remote_checker.cu does
+            import subprocess
+            with open(os.environ.get("CUDALAB_RUNNER_LOG", os.devnull), "ab") as rlog:
+                runner_rc = subprocess.call(json.loads(os.environ["CUDALAB_RUNNER_PREFIX"]) +
+                                            [os.environ["CUDALAB_RUNNER"], "--cudalab-runner-fd", "3"],
+                                            stdout=rlog, stderr=rlog)
         with open(os.environ.get("FAKE_LOG", os.devnull), "a") as log:
             log.write(json.dumps({{"argv": sys.argv, "seed": os.environ.get("CUDALAB_SEED"),
                                   "max_n": os.environ.get("CUDALAB_MAX_N"),
@@ -127,7 +134,7 @@ def fake_test(path: Path, report_data=None, stdout="", exit_code=0, action="", l
             if a.startswith("--gtest_output=json:") and data is not None:
                 with open(a.split(":", 1)[1], "w") as f:
                     json.dump(data, f)
-        sys.exit({exit_code})
+        sys.exit({exit_code} or (86 if runner_rc == 86 else 0))
     """)
 
 
@@ -184,6 +191,7 @@ class Tree:
             if d and not (Path(d) / "compute-sanitizer").exists())
         self.env = {"PATH": f"{self.tools}{os.pathsep}{system_path}",
                     "FAKE_LOG": str(tmp / "runs.log"), "STALE": "",
+                    "CUDALAB_SANDBOX": "none",  # fakes; the sandbox has its own tests
                     "FAKE_TARGETS": "alpha_test_starter beta_test_starter alpha_bench_starter "
                                     "alpha_test_solution beta_test_solution alpha_bench_solution "
                                     "alpha_runner_starter beta_runner_starter "
@@ -619,10 +627,12 @@ class PerfAndSanitizerTest(GradeTestCase):
     def sanitizer(self, exit_code, text):
         _write_exe(self.tree.tools / "compute-sanitizer", f"""
             import subprocess, sys
+            # the runner's prefix: compute-sanitizer --tool T --error-exitcode 86 --print-limit 20 RUNNER...
+            assert sys.argv[1:7] == ["--tool", sys.argv[2], "--error-exitcode", "86", "--print-limit", "20"]
             print("========= COMPUTE-SANITIZER")
-            rc = subprocess.call(sys.argv[7:])
+            subprocess.call(sys.argv[7:])
             print({text!r})
-            sys.exit({exit_code} or rc)
+            sys.exit({exit_code})
         """)
 
     def test_sanitizer_finding_costs_the_points(self):
