@@ -135,6 +135,8 @@ def call(n):
         p.kill()
         p.wait()
         rc = None
+    if rc == 86:  # compute-sanitizer, the runner's prefix, found errors
+        sanitizer_found.append(n)
     if data.endswith(b"\n"):
         return json.loads(data)["sum"], None
     if rc is None:
@@ -147,6 +149,7 @@ def call(n):
                   % (suite, how))
 
 
+sanitizer_found = []
 report = [{"name": t, "status": "RUN", "result": "COMPLETED"} for t in tests]
 if os.environ.get("FAKE_NO_GPU"):
     print("cudalab: no CUDA device; GPU tests are skipped")
@@ -160,13 +163,19 @@ else:
     if lost:
         report[1]["failures"] = [{"failure": lost}]
     elif got != n * (n + 1) // 2:
-        report[1]["failures"] = [{"failure": "%s/tests/01-demo/check.cuh:83\n[%s] n = %d, seed = 7: "
-                                             "wrong sum" % (course, suite, n)}]
+        seed = os.environ.get("CUDALAB_SEED", "7")
+        report[1]["failures"] = [{"failure": "%s/tests/01-demo/check.cuh:83\n[%s] n = %d, seed = %s: "
+                                             "wrong sum\n  rerun: CUDALAB_SEED=%s %s --gtest_filter='%s.T1'"
+                                             % (course, suite, n, seed, seed, sys.argv[0], suite)}]
 failed = any("failures" in t for t in report)
 for a in sys.argv[1:]:
     if a.startswith("--gtest_output=json:"):
         with open(a.split(":", 1)[1], "w") as f:
             json.dump({"testsuites": [{"name": suite, "testsuite": report}]}, f)
+if sanitizer_found and not failed:  # as cudalab_remote_finish() after RUN_ALL_TESTS
+    print("cudalab: compute-sanitizer found errors in the exercise's code (its report is in the "
+          "runner's output)", file=sys.stderr)
+    sys.exit(86)
 sys.exit(1 if failed else 0)
 '''
 
@@ -276,8 +285,16 @@ class FakeCourse:
                 if "// symbol:" in line:
                     print("0000000000000000 T " + line.split("// symbol:", 1)[1].strip())
         """)
-        self.env = {"PATH": f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}",
-                    "FAKE_LOG": str(tmp / "runs.log")}
+        # The machine's own compute-sanitizer (a GPU machine has one) stays out of
+        # sight: tests that want one put a fake on PATH.
+        system_path = os.pathsep.join(
+            d for d in os.environ.get("PATH", "").split(os.pathsep)
+            if d and not (Path(d) / "compute-sanitizer").exists())
+        self.env = {"PATH": f"{self.bin}{os.pathsep}{system_path}",
+                    "FAKE_LOG": str(tmp / "runs.log"),
+                    # the fakes (scripts of this Python) cannot run as `nobody` in the
+                    # sandbox; the sandbox has its own tests (test_sandbox.py)
+                    "CUDALAB_SANDBOX": "none"}
         self.checkers: dict[Path, tuple[int, str]] = {}  # what `shared` made: (mtime_ns, text)
 
     def shared(self, root, shared_dir, exercises, perf, hidden_dir, jobs, say, read_only=False):
@@ -477,7 +494,26 @@ class ClassRunTest(unittest.TestCase):
         self.assertEqual(a["status"], "failed")
         self.assertIn("1 of 6 tests failed, 1 of them hidden", a["reason"])
         self.assertIn("FAILED (hidden) AlphaHidden.T1", self.result("hidden")["tests"][0]["output"])
-        self.assertIn("hidden ones included", self.ex("good", "1.1")["reason"])
+        self.assertIn("3 hidden ones included", self.ex("good", "1.1")["reason"])
+
+    def test_hidden_tests_said_per_exercise(self):
+        a, b = self.ex("good", "1.1"), self.ex("good", "1.2")
+        self.assertEqual((a["hidden_suite"], a["hidden_tests"]), (True, 3))
+        self.assertEqual((b["hidden_suite"], b["hidden_tests"]), (False, None))
+        self.assertEqual(self.result("good")["cudalab"]["hidden_suites"], ["1.1"])
+        report = (self.out / "students" / "good" / "report.md").read_text()
+        self.assertIn("- 1.1 alpha: hidden tests: ran 3", report)
+        self.assertIn("- 1.2 beta: no hidden suite for this exercise", report)
+        broken = (self.out / "students" / "source" / "report.md").read_text()
+        self.assertIn("1.1 alpha: hidden tests: not run", broken)
+        self.assertIn("hidden tests: 1.1 alpha: ", self.stderr)
+        self.assertIn("no hidden suite for 1 exercise(s)", self.stderr)
+        s = (self.out / "summary.md").read_text()
+        self.assertIn("hidden tests ran for 1 of 2 exercise(s) (1 of 2 exercise(s) had a hidden "
+                      "suite)", s)
+        self.assertIn("| hidden tests |", s)
+        self.assertRegex(s, r"\| 1\.1 alpha \|.* \| 3 tests, ran for \d+ of 14 \|")
+        self.assertRegex(s, r"\| 1\.2 beta \|.* \| no suite \|")
 
     def test_partial_zip_and_ignored_files(self):
         b = self.ex("partial", "1.2")
@@ -509,7 +545,20 @@ class ClassRunTest(unittest.TestCase):
         for t in data["tests"]:
             self.assertEqual(set(t) >= {"name", "score", "max_score", "status", "output"}, True)
         self.assertEqual(data["cudalab"]["student"], "good")
-        self.assertEqual(data["cudalab"]["seed"], 99)
+        self.assertEqual((data["cudalab"]["seed"], data["cudalab"]["seed_hidden"]), (None, True))
+
+    def test_seed_hidden_from_students_shown_to_the_instructor(self):
+        failing = self.result("failing")["tests"][0]["output"]
+        self.assertIn("n = 33, seed = (hidden): wrong sum", failing)
+        self.assertIn("rerun: bin/", failing.replace("rerun: build/default/bin/", "rerun: bin/"))
+        for p in (self.out / "students").rglob("*"):
+            if p.is_file():
+                self.assertNotIn("SEED=99", p.read_text(), p)
+                self.assertNotRegex(p.read_text(), r"seed\W+99", p)
+        self.assertIn("instructor's seed, which this report does not show",
+                      (self.out / "students" / "failing" / "report.md").read_text())
+        self.assertIn("seed 99 (hidden from the students' reports)",
+                      (self.out / "summary.md").read_text())
 
     def test_summary_has_distribution(self):
         s = (self.out / "summary.md").read_text()
@@ -563,6 +612,105 @@ class MergeAndSlurmTest(unittest.TestCase):
         self.assertEqual((merged / "gradebook.csv").read_text(), (full / "gradebook.csv").read_text())
         self.assertTrue((merged / "students" / "bob" / "report.md").exists())
         self.assertIn("3 submissions", (merged / "summary.md").read_text())
+
+    def tasks(self, *extra):
+        """Each student graded by its own run in tasks/<name>, as Slurm's array does."""
+        tasks = self.tmp / "tasks"
+        for name in ("ann", "bob", "cy"):
+            code, _, err = self.course.grade("--submissions", str(self.subs), "--only", name,
+                                             "--out", str(tasks / name), "-q", *extra)
+            self.assertEqual(code, 0, err)
+        return tasks
+
+    def merge(self, *folders):
+        merged = self.tmp / "merged"
+        code, out, err = self.course.grade("--merge", *map(str, folders), "--out", str(merged))
+        rows = {r["student"]: r for r in csv.DictReader(io.StringIO(
+            (merged / "gradebook.csv").read_text()))} if (merged / "gradebook.csv").exists() else {}
+        return code, err, rows, merged
+
+    def test_merge_takes_only_what_the_grader_signed(self):
+        tasks = self.tasks("--seed", "123456")
+        key = tasks / "ann" / "grader-secret.json"
+        self.assertEqual(stat.S_IMODE(key.stat().st_mode), 0o600)
+        self.assertTrue((tasks / "ann" / "students" / "ann" / "grader.sig").is_file())
+        # bob raises his own score
+        bob = tasks / "bob" / "students" / "bob" / "results.json"
+        data = json.loads(bob.read_text())
+        data["score"] = 15.0
+        data["cudalab"]["exercises"][0].update(status="passed", correctness_points=10.0)
+        bob.write_text(json.dumps(data, indent=2) + "\n")
+        # a run folder with no key, and a student's folder copied under another name
+        fake = tasks / "mallory" / "students" / "mallory"
+        fake.mkdir(parents=True)
+        (fake / "results.json").write_text(json.dumps(dict(data, cudalab=dict(
+            data["cudalab"], student="mallory"))))
+        (fake / "report.md").write_text("# forged\n")
+        import shutil
+        shutil.copytree(tasks / "cy" / "students" / "cy", tasks / "cy" / "students" / "eve")
+        code, err, rows, merged = self.merge(tasks)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(set(rows), {"ann", "cy"})
+        self.assertIn("bob/results.json does not match the grader's signature".replace(
+            "bob/", ""), err)
+        self.assertIn("mallory: no usable grader key", err)
+        self.assertRegex(err, r"students/eve: results.json does not match the grader's signature "
+                              r"\(edited, forged, or moved")
+        summary = (merged / "summary.md").read_text()
+        self.assertIn("seed 123456 (hidden from the students' reports)", summary)
+        self.assertIn("## Needs a look", summary)
+        # the merged folder is signed with its own key: it merges again
+        self.assertEqual(stat.S_IMODE((merged / "grader-secret.json").stat().st_mode), 0o600)
+        self.assertNotEqual(json.loads((merged / "grader-secret.json").read_text())["key"],
+                            json.loads(key.read_text())["key"])
+        again = self.tmp / "again"
+        code, out, err = self.course.grade("--merge", str(merged), "--out", str(again))
+        self.assertEqual((code, err), (0, ""))
+        self.assertIn("merged 2 student(s)", out)
+
+    def test_merge_refuses_links_big_files_loose_keys_and_bad_records(self):
+        import shutil
+        from cudalab_grade import signing
+        tasks = self.tasks()
+        # results.json a link to another student's (links are not followed)
+        ann = tasks / "ann" / "students" / "ann"
+        (ann / "results.json").unlink()
+        (ann / "results.json").symlink_to(tasks / "cy" / "students" / "cy" / "results.json")
+        # a key others can read
+        (tasks / "cy" / "grader-secret.json").chmod(0o644)
+        # a signed record (signed with the run's key, as a buggy grader would) out of range
+        bob = tasks / "bob" / "students" / "bob"
+        key = signing.load(tasks / "bob").key
+        checks = [
+            (lambda d: d["cudalab"]["exercises"][0].update(correctness_points=11.0),
+             "points out of range"),
+            (lambda d: d["cudalab"]["exercises"][0].update(status="owned"), "unknown status"),
+            (lambda d: d["cudalab"]["exercises"][0].update(id="9.9"), "unknown or repeated"),
+            (lambda d: d["cudalab"]["exercises"][1].update(max_points=50), "max_points is not 5"),
+            (lambda d: d.update(score=99.0), "score is not the sum"),
+            (lambda d: d["cudalab"].update(student="ann"), "student id does not match its folder"),
+            (lambda d: d["cudalab"]["exercises"][0].update(reason=["x"]), "reason is not a text"),
+        ]
+        original = (bob / "results.json").read_text()
+        report = (bob / "report.md").read_bytes()
+        for change, why in checks:
+            with self.subTest(why=why):
+                data = json.loads(original)
+                change(data)
+                text = json.dumps(data).encode()
+                (bob / "results.json").write_bytes(text)
+                (bob / "build.log").unlink(missing_ok=True)
+                signing.sign(key, bob, {"results.json": text, "report.md": report})
+                code, err, rows, merged = self.merge(tasks)
+                self.assertEqual(code, 1)          # nobody merged
+                self.assertRegex(err, rf"results.json refused: (exercise 1\.\d: )?(its )?{why}")
+                self.assertIn("ann: results.json cannot be opened", err)
+                self.assertIn("can be read or written by others (mode 644", err)
+                shutil.rmtree(merged)
+        big = b" " * (9 << 20)
+        (bob / "results.json").write_bytes(big)
+        code, err, _, _ = self.merge(tasks)
+        self.assertIn("results.json is larger than 8388608 bytes", err)
 
     def test_slurm_scripts(self):
         out = self.tmp / "out"
@@ -618,6 +766,57 @@ class MergeAndSlurmTest(unittest.TestCase):
         report = (out / "students" / "ann" / "report.md").read_text()
         self.assertIn("not graded: no CUDA device", report)
         self.assertIn("not graded for lack of a CUDA device", (out / "summary.md").read_text())
+
+    def test_hidden_tests_dir_without_suites_is_not_called_hidden_tests(self):
+        empty = self.tmp / "hidden-empty"
+        empty.mkdir()
+        out = self.tmp / "out"
+        code, _, err = self.course.grade("--submissions", str(self.subs), "--out", str(out),
+                                         "--hidden-tests", str(empty))
+        self.assertEqual(code, 0, err)
+        self.assertIn("no hidden suite for any of the 2 exercise(s)", err)
+        s = (out / "summary.md").read_text()
+        self.assertIn("no hidden tests ran (0 of 2 exercise(s) had a hidden suite)", s)
+        self.assertNotIn("hidden tests ran for", s)
+        self.assertIn("| 1.1 alpha | 10 | ", s)
+        ann = (out / "students" / "ann" / "report.md").read_text()
+        self.assertIn("1.1 alpha: no hidden suite for this exercise", ann)
+        # without --hidden-tests, a summary does not talk of them beyond saying there were none
+        plain = self.tmp / "plain"
+        self.course.grade("--submissions", str(self.subs), "--out", str(plain), "-q")
+        self.assertIn("no hidden tests;", (plain / "summary.md").read_text())
+        self.assertNotIn("hidden", (plain / "students" / "ann" / "report.md").read_text())
+
+    def test_long_seed_hidden_anywhere_and_shown_on_request(self):
+        for name in ("ann", "cy"):
+            (self.subs / name / "01-demo" / "alpha.cu").write_text(src("fail"))
+        out = self.tmp / "out"
+        code, _, err = self.course.grade("--submissions", str(self.subs), "--out", str(out), "-q",
+                                         "--seed", "20250301")
+        self.assertEqual(code, 0, err)
+        self.assertEqual({r["seed"] for r in self.course.runs()}, {"20250301"})
+        for p in (out / "students").rglob("*"):
+            if p.is_file():
+                self.assertNotIn("20250301", p.read_text(), p)
+        self.assertIn("seed 20250301 (hidden", (out / "summary.md").read_text())
+        shown = self.tmp / "shown"
+        self.course.grade("--submissions", str(self.subs), "--out", str(shown), "-q",
+                          "--seed", "20250301", "--show-seed")
+        report = (shown / "students" / "ann" / "report.md").read_text()
+        self.assertIn("tests ran with seed 20250301 (CUDALAB_SEED)", report)
+        self.assertIn("CUDALAB_SEED=20250301", report)
+        self.assertEqual(json.loads((shown / "students" / "ann" / "results.json").read_text())
+                         ["cudalab"]["seed"], 20250301)
+        self.assertIn("seed 20250301;", (shown / "summary.md").read_text())
+
+    def test_redact_seed(self):
+        r = classgrade.redact_seed
+        self.assertEqual(r("[1.1] n = 5, seed = 123456\n  rerun: CUDALAB_SEED=123456 bin/x "
+                           "--gtest_filter='A.B'", 123456),
+                         "[1.1] n = 5, seed = (hidden)\n  rerun: bin/x --gtest_filter='A.B'")
+        self.assertEqual(r("Seed: 124 and seed 0x1f; n = 5", 5), "Seed: (hidden) and seed (hidden); n = 5")
+        self.assertEqual(r("printed 20250301 or 120250301", 20250301), "printed (hidden) or 120250301")
+
 
     def test_compile_time_limit(self):
         (self.subs / "bob" / "01-demo" / "beta.cu").write_text(src("pass", "// COMPILE_HANG\n"))
@@ -732,7 +931,7 @@ class RunnerTest(unittest.TestCase):
         self.assertIn("FAILED Alpha.T1", out)
         noisy, out = self.ex("noisy", "1.1")
         self.assertEqual((noisy["status"], noisy["correctness_points"]), ("passed", 10))
-        self.assertIn("all 6 tests passed, hidden ones included", noisy["reason"])
+        self.assertIn("all 6 tests passed, 3 hidden ones included; ", noisy["reason"])
         self.assertIn("your code printed (last lines):\ncudalab: no CUDA device", out)
         beta, out = self.ex("noisy", "1.2")
         self.assertEqual(beta["status"], "failed")
@@ -962,6 +1161,108 @@ class SharedBuildTest(unittest.TestCase):
         self.assertFalse([r for r in self.course.runs() if "beta" in r["argv"][0]])
 
 
+class HostileNamesTest(unittest.TestCase):
+    """Student ids, member names and program output reach Markdown and CSV as text, never markup."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls._tmp = tempfile.TemporaryDirectory(prefix="test-names-")
+        tmp = Path(cls._tmp.name)
+        cls.course = FakeCourse(tmp)
+        subs = tmp / "subs"
+        cls.ids = ["=1+2", "@SUM(A1)", "-2+3", "+cmd", "ev`il\n# Heading <b>x<\\b> | [a](http:e)"]
+        for sid in cls.ids:
+            d = subs / sid / "01-demo"
+            d.mkdir(parents=True)
+            (d / "alpha.cu").write_text(src("pass"))
+            (d / "beta.cu").write_text(src("pass"))
+        with zipfile.ZipFile(subs / "zed.zip", "w") as z:
+            z.writestr("01-demo/alpha.cu", src("pass"))
+            z.writestr("x/a``b`|<img src=x onerror=alert(1)>[c](http://e)\n```.md", "x")
+        with zipfile.ZipFile(subs / "zz.zip", "w") as z:
+            z.writestr("../<script>alert(1)</script>|=HYPERLINK(\"http://e\")", "x")
+        cls.out = tmp / "out"
+        cls.code, _, cls.err = cls.course.grade("--submissions", str(subs), "--out", str(cls.out),
+                                                "-q")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def test_gradebook_cells_are_not_formulas(self):
+        self.assertEqual(self.code, 0, self.err)
+        rows = list(csv.reader(io.StringIO((self.out / "gradebook.csv").read_text())))
+        students = [r[0] for r in rows[1:]]
+        for sid in ("=1+2", "@SUM(A1)", "-2+3", "+cmd"):
+            self.assertIn("'" + sid, students)
+        for row in rows:
+            for cell in row:
+                self.assertFalse(cell.startswith(("=", "+", "-", "@", "\t", "\r")), cell)
+        problems = next(r for r in rows if r[0] == "zz")[-1]
+        self.assertIn("climbs out", problems)
+
+    def test_markdown_shows_names_as_text(self):
+        texts = [(d / "report.md").read_text() for d in (self.out / "students").iterdir()]
+        texts.append((self.out / "summary.md").read_text())
+        for text in texts:
+            # outside code spans (list items of file names, checked below) nothing is markup
+            prose = "\n".join(ln for ln in text.splitlines() if not ln.startswith("- `"))
+            for markup in ("<img", "<script", "<b>", "](http", "\n# Heading"):
+                self.assertNotIn(markup, prose.replace("\\<", "").replace("\\](", ""))
+        evil = next(t for t in texts if t.startswith("# Grade report: ev"))
+        self.assertEqual([ln for ln in evil.splitlines() if ln.startswith("# ")],
+                         ["# Grade report: ev\\`il \\# Heading \\<b\\>x\\<\\\\b\\> \\| "
+                          "\\[a\\](http:e)"])
+        zed = next(t for t in texts if t.startswith("# Grade report: zed"))
+        self.assertIn("- ````x/a``b`|<img src=x onerror=alert(1)>[c](http:/e) ```.md````", zed)
+        summary = texts[-1]
+        self.assertIn("\\<script\\>alert(1)\\</script\\>\\|=HYPERLINK", summary)
+
+    def test_escape_helpers(self):
+        from cudalab_grade import escape
+        self.assertEqual(escape.csv_cell("=A1"), "'=A1")
+        self.assertEqual(escape.csv_cell("\tx"), "'\tx")
+        self.assertEqual(escape.csv_cell("10.0"), "10.0")
+        self.assertEqual(escape.md_code("a`b"), "``a`b``")
+        self.assertEqual(escape.md_code("`x"), "`` `x ``")
+        self.assertEqual(escape.md_block("a\n```\nb"), ["````", "a", "```", "b", "````"])
+        self.assertEqual(escape.md_text("a|b\nc"), "a\\|b c")
+        self.assertEqual(escape.printable("a\x1b[31mb"), "a?[31mb")
+
+
+class HiddenWordsTest(unittest.TestCase):
+    def record(self, student, hidden_tests):
+        return {"score": 10.0, "tests": [], "cudalab": {
+            "student": student, "seed": None, "hidden_tests": True, "hidden_suites": ["1.1"],
+            "sanitize": [], "perf": False, "warnings": [], "rejected": None,
+            "exercises": [{"id": "1.1", "slug": "alpha", "status": "passed", "max_points": 10,
+                           "correctness_points": 10.0, "perf_points": 0.0, "reason": "",
+                           "hidden_suite": True, "hidden_tests": hidden_tests}]}}
+
+    def test_a_suite_that_ran_no_test_needs_a_look(self):
+        from cudalab_grade import classgrade as cg, classreport
+        s = classreport.summary([self.record("a", 0), self.record("b", None)])
+        self.assertIn("no hidden tests ran (1 of 1 exercise(s) had a hidden suite)", s)
+        self.assertIn("1.1 alpha: its hidden suite ran no test", s)
+        s = classreport.summary([self.record("a", 4), self.record("b", None)])
+        self.assertIn("hidden tests ran for 1 of 1 exercise(s)", s)
+        self.assertIn("| 4 tests, ran for 1 of 2 |", s)
+        from cudalab_grade.grading import Result
+        ex = load_all_demo()[0]
+        self.assertEqual(cg.hidden_note(Result(ex, 10, hidden_suite=True, hidden_tests=0)),
+                         "hidden tests: ran 0 (no hidden test matches the exercise's filter)")
+        self.assertEqual(cg.hidden_note(Result(ex, 10, hidden_suite=True, hidden_tests=5)),
+                         "hidden tests: ran 5")
+
+
+def load_all_demo():
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "chapters" / "01-demo").mkdir(parents=True)
+        (Path(tmp) / "chapters" / "01-demo" / "exercises.toml").write_text(MANIFEST)
+        return [e for c in load_all(Path(tmp)) for e in c.exercises]
+
+
+
 class ArchiveTest(unittest.TestCase):
     def setUp(self):
         self._tmp = tempfile.TemporaryDirectory(prefix="test-archive-")
@@ -1045,7 +1346,7 @@ class ArchiveTest(unittest.TestCase):
         self.assertIn("larger than 100", self.rejected(
             self.tar("b.tgz", [(big, b"1" * 200)]), submissions.Limits(max_member=100)))
         (self.tmp / "junk.tgz").write_bytes(b"not a tar at all")
-        self.assertIn("cannot read the archive", self.rejected(self.tmp / "junk.tgz"))
+        self.assertIn("not a tar archive (empty or truncated)", self.rejected(self.tmp / "junk.tgz"))
 
     def test_duplicate_member(self):
         import warnings
@@ -1072,6 +1373,209 @@ class ArchiveTest(unittest.TestCase):
         dup = next(e for e in submissions.discover(d) if e.path.name == "ann.zip")
         self.assertEqual(dup.kind, "bad")
         self.assertIn("same student id", dup.why)
+
+
+def _tar_header(name: bytes, type_: bytes, size_field: bytes) -> bytes:
+    """One 512-byte tar header with a raw size field (12 bytes) and a right checksum."""
+    h = bytearray(512)
+    h[0:len(name)] = name
+    h[100:108] = b"0000644\0"
+    h[108:116] = b"0000000\0"
+    h[116:124] = b"0000000\0"
+    h[124:136] = size_field.ljust(12, b"\0")[:12]
+    h[136:148] = b"00000000000\0"
+    h[156:157] = type_
+    h[257:263] = b"ustar\0"
+    h[263:265] = b"00"
+    h[148:156] = b" " * 8
+    h[148:156] = b"%06o\0 " % sum(h)
+    return bytes(h)
+
+
+def _octal(n: int) -> bytes:
+    return b"%011o\0" % n
+
+
+def _pax(key: str, value: str) -> bytes:
+    """One pax record, "<length> key=value\n", its length counting itself."""
+    body = f" {key}={value}\n".encode()
+    n = len(body) + 1
+    while len(str(n).encode()) + len(body) != n:
+        n += 1
+    return str(n).encode() + body
+
+
+def _gzip_stream(parts, level: int = 6) -> bytes:
+    """A gzip of the concatenated parts (each a bytes, or (bytes, times) to repeat it), made in chunks."""
+    import zlib
+    c = zlib.compressobj(level, zlib.DEFLATED, 31)
+    out = []
+    for part in parts:
+        data, times = part if isinstance(part, tuple) else (part, 1)
+        for _ in range(times):
+            out.append(c.compress(data))
+    out.append(c.flush())
+    return b"".join(out)
+
+
+class HostileArchiveTest(unittest.TestCase):
+    """Archives built to make the grader itself eat memory: refused from their headers, fast, small."""
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="test-hostile-")
+        self.tmp = Path(self._tmp.name)
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def refused(self, name: str, data: bytes, limits=submissions.Limits()) -> str:
+        import tracemalloc
+        p = self.tmp / name
+        p.write_bytes(data)
+        del data
+        entry = next(e for e in submissions.discover(self.tmp) if e.path == p)
+        tracemalloc.start()
+        start = time.monotonic()
+        try:
+            with self.assertRaises(submissions.Rejected) as cm:
+                submissions.unpack(entry, self.tmp / "dest" / name, limits)
+            seconds = time.monotonic() - start
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        self.assertLess(seconds, 3.0, f"{name}: refused after {seconds:.1f} s")
+        self.assertLess(peak, 8 << 20, f"{name}: {peak >> 20} MiB used to refuse it")
+        self.assertEqual([q for q in (self.tmp / "dest").rglob("*") if q.is_file()], [])
+        p.unlink()
+        return str(cm.exception)
+
+    def test_pax_header_of_1_gb(self):
+        tar = _tar_header(b"././@PaxHeader", b"x", _octal(1 << 30)) + _pax("path", "a" * 20)
+        tar = tar.ljust(16 << 10, b"a")
+        self.assertIn("pax header at byte 0 declares 1073741824 bytes", self.refused("pax.tar", tar))
+        # the same behind gzip, with 64 MiB of pax data actually there to read
+        gz = _gzip_stream([_tar_header(b"././@PaxHeader", b"x", _octal(1 << 30)),
+                           (_pax("a", "bcdefghijklmn") * 1024, 3000)])
+        self.assertLess(len(gz), 1 << 20)
+        self.assertIn("declares 1073741824 bytes", self.refused("pax.tar.gz", gz))
+
+    def test_gnu_long_name_of_100_mb(self):
+        gz = _gzip_stream([_tar_header(b"././@LongLink", b"L", _octal(100 << 20)),
+                           (b"a" * (1 << 20), 100)])
+        self.assertIn("GNU long name at byte 0 declares 104857600 bytes",
+                      self.refused("long.tgz", gz))
+        base256 = b"\x80" + (100 << 20).to_bytes(11, "big")
+        tar = _tar_header(b"././@LongLink", b"K", base256) + b"a" * 4096
+        self.assertIn("declares 104857600 bytes", self.refused("long.tar", tar))
+
+    def test_malformed_size_fields(self):
+        for field in (b"12345678zzz\0", b"\xff" * 12):
+            with self.subTest(field=field):
+                tar = _tar_header(b"a.cu", b"0", field) + b"\0" * 1024
+                why = self.refused("bad.tar", tar)
+                self.assertRegex(why, "not a tar archive|malformed|negative")
+        ok = _tar_header(b"a.cu", b"0", _octal(1)) + b"x".ljust(512, b"\0")
+        bad_second = ok + _tar_header(b"b.cu", b"0", b"9" * 11 + b"\0") + b"\0" * 1024
+        self.assertIn("malformed tar header at byte 1024", self.refused("bad2.tar", bad_second))
+
+    def test_gzip_bomb(self):
+        # 256 MiB of tar stream (a member of 4 MiB of zeros, 64 times) in 260 KB of gzip
+        member = _tar_header(b"z.bin", b"0", _octal(4 << 20))
+        gz = _gzip_stream([(member + b"\0" * (4 << 20), 64)], level=9)
+        self.assertLess(len(gz), 1 << 20)
+        self.assertIn("unpacks to more than", self.refused("bomb.tar.gz", gz))
+        # pax headers of 60 KiB, each under the limit, 2000 times (with a folder after each):
+        # the headers' budget stops it
+        record = _pax("comment", "c" * ((60 << 10) - 20))
+        unit = (_tar_header(b"././@PaxHeader", b"g", _octal(len(record)))
+                + record.ljust((len(record) + 511) // 512 * 512, b"\0")
+                + _tar_header(b"d/", b"5", _octal(0)))
+        gz = _gzip_stream([(unit, 2000)], level=9)
+        self.assertIn("add up to more than", self.refused("headers.tgz", gz))
+        # and the stream limit itself, with a header budget too large to stop it first
+        loose = submissions.Limits(max_headers=1 << 40)
+        self.assertIn("bytes of tar stream", self.refused("stream.tgz", gz, loose))
+
+    def test_zip_with_100k_entries(self):
+        import struct
+        import zlib
+        local, central = [], []
+        offset = 0
+        for i in range(100_000):
+            name = b"f%06d" % i
+            crc = zlib.crc32(b"")
+            lh = struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, 0, 0, 0, 0, crc, 0, 0, len(name), 0) + name
+            central.append(struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, 20, 0, 0, 0, 0, crc, 0, 0,
+                                       len(name), 0, 0, 0, 0, 0, offset) + name)
+            local.append(lh)
+            offset += len(lh)
+        cd = b"".join(central)
+        end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, len(cd), offset, 0)
+        data = b"".join(local) + cd + end
+        # the entry count of 0xFFFF without zip64 is refused; so is the honest count in zip64
+        self.assertIn("zip64", self.refused("many.zip", data))
+        z64 = struct.pack("<4sQ2H2L4Q", b"PK\x06\x06", 44, 45, 45, 0, 0, 100_000, 100_000,
+                          len(cd), offset)
+        loc = struct.pack("<4sLQL", b"PK\x06\x07", 0, offset + len(cd), 1)
+        data = b"".join(local) + cd + z64 + loc + end
+        self.assertIn("its directory says 100000", self.refused("many64.zip", data))
+
+    def test_zip_with_absurd_names_and_extras(self):
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as z:
+            z.writestr("a" * 3000, "x")
+        self.assertIn("a name of 3000 bytes", self.refused("name.zip", buf.getvalue()))
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as z:
+            info = zipfile.ZipInfo("a.cu")
+            info.extra = b"\x99\x99" + (60000).to_bytes(2, "little") + b"\0" * 60000
+            z.writestr(info, "x")
+        self.assertIn("extra field or comment", self.refused("extra.zip", buf.getvalue()))
+
+    def test_other_compressions_and_types(self):
+        import bz2
+        inner = io.BytesIO()
+        with tarfile.open(fileobj=inner, mode="w") as t:
+            info = tarfile.TarInfo("a.cu")
+            t.addfile(info, io.BytesIO(b""))
+        self.assertIn("compressed with bzip2", self.refused("b.tar", bz2.compress(inner.getvalue())))
+        fifo = _tar_header(b"p", b"6", _octal(0)) + b"\0" * 1024
+        self.assertIn("special file", self.refused("fifo.tar", fifo))
+        sparse = _tar_header(b"s", b"S", _octal(0)) + b"\0" * 1024
+        self.assertIn("special file", self.refused("sparse.tar", sparse))
+        chain = b"".join(_tar_header(b"././@LongLink", b"L", _octal(5)) + b"abcd\0".ljust(512, b"\0")
+                         for _ in range(20)) + b"\0" * 1024
+        self.assertIn("extended headers in a row", self.refused("chain.tar", chain))
+        pax_sparse = _pax("GNU.sparse.size", "100")
+        tar = (_tar_header(b"././@PaxHeader", b"x", _octal(len(pax_sparse)))
+               + pax_sparse.ljust(512, b"\0") + _tar_header(b"a", b"0", _octal(0)) + b"\0" * 1024)
+        self.assertIn("sparse", self.refused("paxsparse.tar", tar))
+
+    def test_ordinary_pax_gnu_and_multimember_archives_still_unpack(self):
+        long = "wrap/" + "d" * 120 + "/01-demo/alpha.cu"
+        for fmt in (tarfile.PAX_FORMAT, tarfile.GNU_FORMAT):
+            with self.subTest(format=fmt):
+                p = self.tmp / f"ok{fmt}.tar.gz"
+                with tarfile.open(p, "w:gz", format=fmt,
+                                  pax_headers={"comment": "git archive's commit id"}) as t:
+                    data = b"int x;\n"
+                    info = tarfile.TarInfo(long)
+                    info.size = len(data)
+                    t.addfile(info, io.BytesIO(data))
+                entry = next(e for e in submissions.discover(self.tmp) if e.path == p)
+                submissions.unpack(entry, self.tmp / f"d{fmt}")
+                self.assertEqual((self.tmp / f"d{fmt}" / long).read_bytes(), b"int x;\n")
+                p.unlink()
+        # pax size record overrides the header's size (as tarfile reads it)
+        rec = _pax("size", "300")
+        tar = (_tar_header(b"././@PaxHeader", b"x", _octal(len(rec))) + rec.ljust(512, b"\0")
+               + _tar_header(b"a.cu", b"0", _octal(0)) + b"y" * 300 + b"\0" * 212 + b"\0" * 1024)
+        p = self.tmp / "paxsize.tar"
+        p.write_bytes(_gzip_stream([tar[:700]]) + _gzip_stream([tar[700:]]))  # two gzip members
+        p.rename(self.tmp / "paxsize.tgz")
+        entry = next(e for e in submissions.discover(self.tmp) if e.path.name == "paxsize.tgz")
+        submissions.unpack(entry, self.tmp / "dp")
+        self.assertEqual((self.tmp / "dp" / "a.cu").read_bytes(), b"y" * 300)
 
 
 class LayoutTest(unittest.TestCase):
