@@ -228,8 +228,18 @@ class Checker {
     std::size_t free_bytes = 0, total = 0;
     CUDALAB_CHECK(cudaMemGetInfo(&free_bytes, &total));
     region_size_ = (2 * total + granularity_ - 1) / granularity_ * granularity_;
+    // The range must be free in both processes. The runner, whose address space
+    // may hold more (compute-sanitizer runs it), proposes one; the checker takes
+    // it when it can, else its own, which the next runner is asked to reserve.
+    CUdeviceptr proposed = 0;
+    try {
+      ensure_runner(&proposed);
+    } catch (const std::exception&) {
+      proposed = 0;  // the call that needs the runner reports why it cannot start
+    }
     CUdeviceptr base = 0;
-    drv_.check(drv_.reserve(&base, region_size_, granularity_, 0, 0), "reserving the address range");
+    drv_.check(drv_.reserve(&base, region_size_, granularity_, proposed, 0), "reserving the address range");
+    if (base != proposed && sock_ >= 0) stop_runner();
     region_ = base;
     free_[region_] = region_size_;
   }
@@ -318,7 +328,10 @@ class Checker {
     throw std::runtime_error("cudalab remote: no runner for " + path + " (set CUDALAB_RUNNER)");
   }
 
-  void ensure_runner() {
+  // Starts the runner if none runs. With `proposed`, before the address range
+  // exists: the runner reserves one of region_size_ bytes where it can and
+  // *proposed is its start; otherwise it must reserve region_ exactly.
+  void ensure_runner(CUdeviceptr* proposed = nullptr) {
     if (sock_ >= 0) return;
     const std::string runner = runner_path();
     std::vector<std::string> argv;
@@ -374,6 +387,8 @@ class Checker {
       stop_runner();
       throw std::runtime_error("cudalab remote: the runner could not start: " + why);
     }
+    const auto base = r.get<std::uint64_t>();
+    if (proposed != nullptr) *proposed = static_cast<CUdeviceptr>(base);
   }
 
   bool wait_readable() {

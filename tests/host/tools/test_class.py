@@ -817,6 +817,52 @@ class MergeAndSlurmTest(unittest.TestCase):
         self.assertEqual(r("Seed: 124 and seed 0x1f; n = 5", 5), "Seed: (hidden) and seed (hidden); n = 5")
         self.assertEqual(r("printed 20250301 or 120250301", 20250301), "printed (hidden) or 120250301")
 
+    def test_a_class_is_graded_in_a_sandbox_or_not_at_all(self):
+        from cudalab_grade import sandbox
+        self.course.env["CUDALAB_SANDBOX"] = ""  # the default: a sandbox, found by sandbox.detect
+        out = self.tmp / "out"
+        with mock.patch.object(sandbox, "detect", return_value=None):
+            code, _, err = self.course.grade("--submissions", str(self.subs), "--out", str(out), "-q")
+            self.assertEqual(code, 1)
+            self.assertIn("no sandbox works on this machine", err)
+            self.assertFalse((out / "gradebook.csv").exists())
+            self.assertEqual(self.course.runs(), [])
+            code, _, err = self.course.grade("--submissions", str(self.subs), "--out",
+                                             str(self.tmp / "bare"), "--no-sandbox", "-q")
+            self.assertEqual(code, 0, err)
+            self.assertEqual({r["prefix"] for r in self.course.runs()}, {None})
+        # a sandbox: each student's runner in its own, which reads that student's runners only
+        box = self.tmp / "sandboxbin" / "fake-box"
+        _exe(box, """
+            import os, sys
+            rest = sys.argv[sys.argv.index("--") + 1:]
+            os.execv(rest[0], rest)
+        """)
+        asked = []
+
+        def runner_prefix(kind, *, readable, **kw):
+            asked.append((kind, [str(p) for p in readable]))
+            return [str(box), "--kind", kind, "--"]
+        Path(self.course.env["FAKE_LOG"]).unlink()
+        with mock.patch.object(sandbox, "detect", return_value="bwrap"), \
+                mock.patch.object(sandbox, "runner_prefix", runner_prefix):
+            code, _, err = self.course.grade("--submissions", str(self.subs), "--out",
+                                             str(self.tmp / "boxed"), "--no-sandbox", "-q")
+            self.assertEqual(code, 0, err)
+            self.assertEqual(asked, [])  # --no-sandbox: none asked for
+            code, _, err = self.course.grade("--submissions", str(self.subs), "--out", str(out), "-q")
+        self.assertEqual(code, 0, err)
+        runs = [r for r in self.course.runs() if str(out) in r["argv"][0]]
+        self.assertEqual(len(runs), 6)  # 3 students, 2 exercises, no hidden tests
+        self.assertEqual({r["prefix"] for r in runs}, {json.dumps([str(box), "--kind", "bwrap", "--"])})
+        self.assertEqual(sorted(asked), sorted(
+            ("bwrap", [str(out / "work" / name / "course" / "build" / "default" / "bin")])
+            for name in ("ann", "bob", "cy")))
+        for r in runs:  # the runner each checker started is in the folder its sandbox reads
+            self.assertIn([str(Path(r["runner"]).parent)], [a[1] for a in asked])
+        rows = {r["student"]: r["total"] for r in csv.DictReader(io.StringIO(
+            (out / "gradebook.csv").read_text()))}
+        self.assertEqual(rows, {"ann": "15.0", "bob": "5.0", "cy": "15.0"})
 
     def test_compile_time_limit(self):
         (self.subs / "bob" / "01-demo" / "beta.cu").write_text(src("pass", "// COMPILE_HANG\n"))
@@ -988,29 +1034,44 @@ class RunnerTest(unittest.TestCase):
         self.assertEqual(res.status, "passed", res.details)
         self.assertEqual([r["prefix"] for r in runs], [None])
 
-    def test_sanitizer_runs_the_checker_with_its_own_prefix(self):
+    def test_sanitizer_runs_in_the_runners_sandbox(self):
+        """compute-sanitizer is the runner's prefix inside the sandbox (the checker itself
+        runs bare); the checker ends with 86 when the sanitizer found errors."""
         tools = self.tmp / "sanitizerbin"
         _exe(tools / "compute-sanitizer", """
             import json, os, subprocess, sys
             with open(os.environ["FAKE_LOG"] + ".sanitizer", "a") as log:
-                log.write(json.dumps(sys.argv[1:7]) + "\\n")
+                log.write(json.dumps(sys.argv[1:]) + "\\n")
             print("========= COMPUTE-SANITIZER")
-            rc = subprocess.call(sys.argv[7:])
-            print("========= ERROR SUMMARY: 0 errors")
-            sys.exit(rc)
+            rc = subprocess.call(sys.argv[7:], pass_fds=(3,))  # the runner keeps its socket
+            print(os.environ.get("FAKE_SANITIZER_SAYS", "========= ERROR SUMMARY: 0 errors"))
+            sys.exit(86 if os.environ.get("FAKE_SANITIZER_SAYS") else rc)
         """)
+        sanitizer = str(tools / "compute-sanitizer")
+        words = [sanitizer, "--tool", "memcheck", "--error-exitcode", "86", "--print-limit", "20"]
         run_prefix = [self.sandbox(), "--unshare-net", "--"]
-        san_prefix = [self.sandbox(), "--share-net", "--"]
+        runner = str(self.student_bin("ann") / "alpha_runner_starter")
         path = f"{tools}{os.pathsep}{self.course.env['PATH']}"
         with mock.patch.dict(self.course.env, {"PATH": path}):
-            res, runs = self.grade_ann(sanitize=("memcheck",), runner_prefix=run_prefix,
-                                       sanitizer_prefix=san_prefix)
+            res, runs = self.grade_ann(sanitize=("memcheck",), runner_prefix=run_prefix)
         self.assertEqual(res.status, "passed", res.details)
         self.assertIn("memcheck clean", res.reason)
-        self.assertEqual([json.loads(r["prefix"]) for r in runs], [run_prefix, san_prefix])
+        self.assertEqual([json.loads(r["prefix"]) for r in runs], [run_prefix, run_prefix + words])
+        self.assertEqual([r["argv"][0] for r in runs], [str(self.shared_bin / "alpha_test_starter")] * 2)
+        boxed = [json.loads(x) for x in Path(str(self.log) + ".sandbox").read_text().splitlines()]
+        self.assertEqual([b["argv"][1:] for b in boxed],
+                         [run_prefix[1:] + [runner, "--cudalab-runner-fd", "3"],
+                          run_prefix[1:] + words + [runner, "--cudalab-runner-fd", "3"]])
+        self.assertEqual([b["fd3"] for b in boxed], [True, True])
         (argv,) = [json.loads(x) for x in Path(str(self.log) + ".sanitizer").read_text().splitlines()]
-        self.assertEqual(argv, ["--target-processes", "all", "--tool", "memcheck",
-                                "--error-exitcode", "86"])
+        self.assertEqual(argv, words[1:] + [runner, "--cudalab-runner-fd", "3"])
+        # a finding: the sanitizer (in the runner's output) exits 86, so does the checker
+        says = "========= Invalid __global__ read of size 4 bytes"
+        with mock.patch.dict(self.course.env, {"PATH": path, "FAKE_SANITIZER_SAYS": says}):
+            res, runs = self.grade_ann(sanitize=("memcheck",), runner_prefix=run_prefix)
+        self.assertEqual((res.status, res.correctness_points), ("sanitizer", 0.0))
+        self.assertEqual(res.reason, "compute-sanitizer memcheck: Invalid __global__ read of size 4 bytes")
+        self.assertIn(says, res.details[0])
 
 
 # The instructor's build as CMake and Ninja would make it, for the real prepare_shared:
