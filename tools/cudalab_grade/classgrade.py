@@ -234,22 +234,27 @@ def _prepare_inner(co: ClassOptions, sb: classbuild.SharedBuild, b: Built) -> No
         for ex in co.exercises:
             if ex.id in opts.verdicts:
                 continue
-            hit = source.find_forbidden((copy_root / ex.source("starter")).read_text(errors="replace"),
-                                        ex.forbid)
-            if hit:  # grade() says so with the line; no need to compile
+            # the forbidden-API check (source.py): the preprocessed file first, with the exact
+            # compile command; a forbidden use is not compiled
+            cmd = sb.compile_cmd.get(ex.slug)
+            rep = source.check_report(ex, copy_root / ex.source("starter"), root=copy_root,
+                                      build_dir=build_dir,
+                                      compile_command=(cmd.replace(str(sb.course) + "/", str(copy_root) + "/")
+                                                       if cmd else None))
+            log.writelines(f"forbidden-API check of {ex.id}: {note}\n" for note in rep.notes)
+            if rep.first:
+                opts.verdicts[ex.id] = (FORBIDDEN, rep.first.message, list(rep.first.details))
                 continue
             targets = classbuild.student_targets(ex, co.perf)
             eb = classbuild.build_exercise(sb, ex, copy_root, targets, co.build_timeout, log,
                                            co.max_output)
             opts.not_built.update(eb.not_built)
-            if eb.forbidden:
-                bad, symbol = eb.forbidden
-                shown = symbol if len(symbol) <= 120 else symbol[:117] + "..."
-                opts.verdicts[ex.id] = (FORBIDDEN, f"uses forbidden API '{bad}' (symbol in the "
-                                        "compiled code)",
-                                        [f"the object of {ex.source('starter')} names `{shown}`; "
-                                         f"'{bad}' is not allowed in this exercise "
-                                         f"(forbidden: {', '.join(ex.forbid)})"])
+            obj = build_dir / "grade-obj" / f"{ex.slug}.o"   # where build_exercise compiles it
+            if obj.exists():  # then the compiled code: symbols, device instructions, imports
+                rep = source.check_object(ex, obj, root=copy_root, shown=ex.source("starter"))
+                log.writelines(f"forbidden-API check of {ex.id}: {note}\n" for note in rep.notes)
+                if rep.first:
+                    opts.verdicts[ex.id] = (FORBIDDEN, rep.first.message, list(rep.first.details))
             b.notes.append(f"{ex.id} built in {eb.seconds:g} s")
     b.opts = opts
     b.copy_root = copy_root

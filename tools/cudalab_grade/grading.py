@@ -198,12 +198,12 @@ def _grade(ex: Exercise, opts: Options, res: Result) -> None:
         return
     src = opts.root / ex.source(opts.implementation)
     if src.exists():
-        hit = source.find_forbidden(src.read_text(errors="replace"), ex.forbid)
+        # the preprocessed file and, once built, its object (source.py, "the forbidden-API check")
+        hit = source.check(ex, src, build_dir=opts.build_dir, impl=opts.implementation, root=opts.root)
         if hit:
             res.status = FORBIDDEN
-            res.reason = f"uses forbidden API '{hit[0]}' (line {hit[1]})"
-            res.details = [f"{ex.source(opts.implementation)}:{hit[1]}: '{hit[0]}' is not allowed "
-                           f"in this exercise (forbidden: {', '.join(ex.forbid)})"]
+            res.reason = hit.message
+            res.details = list(hit.details)
             return
     for target in (ex.runner_target(opts.implementation), ex.test_target(opts.implementation)):
         if target in opts.not_built:

@@ -1,7 +1,17 @@
-"""Finding forbidden APIs in a student's source, ignoring comments and literals."""
+"""Finding forbidden APIs in a student's source.
+
+`check` is the grader's forbidden-API check: the exercise's contract (its
+manifest's forbid, forbid_why, forbid_sass, forbid_host, allow_asm and
+require_kernel) against the preprocessed file (tokencheck.py) and its compiled
+object (objcheck.py). `find_forbidden`, the text search it replaces (comments
+and literals blanked), remains as the fallback where there is no nvcc.
+"""
 from __future__ import annotations
 
 import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
 
 _CHAR_PREFIXES = ("L", "u", "U", "u8")
 _RAW = re.compile(r'R"([^()\\\s]{0,16})\(')
@@ -70,3 +80,405 @@ def find_forbidden(text: str, forbid: list[str] | tuple[str, ...]) -> tuple[str,
     if best is None:
         return None
     return best[1], code.count("\n", 0, best[0]) + 1
+
+
+# ----------------------------------------------------------------------------
+# The forbidden-API check: the preprocessed tokens and the compiled object
+# (tokencheck.py, objcheck.py). The manifest's contract says what is forbidden.
+
+
+@dataclass(frozen=True)
+class Contract:
+    """What an exercise forbids (chapters/<dir>/exercises.toml: the exercise's keys, over
+    the chapter's [contract] table)."""
+    forbid: tuple[str, ...] = ()        # names, in the tokens and the object's symbols
+    forbid_why: str = ""                # one sentence for the student: why
+    forbid_sass: tuple[str, ...] = ()   # kinds of device instruction (objcheck.SASS_KINDS)
+    forbid_host: tuple[str, ...] = ()   # host algorithms that would do the exercise's work
+    allow_asm: bool = False             # inline assembly (asm, __asm__) allowed
+    require_kernel: bool = False        # the file must define and launch a kernel
+
+
+@dataclass
+class Finding:
+    rule: str            # include, line-directive, macro-before-include, name, asm, host, no-kernel,
+                         # preprocessor, symbol, sass, import, no-device-code
+    name: str            # what was found: a name, a path, an instruction, an import
+    line: int | None     # the line in the student's file (None for the object's findings)
+    message: str         # the reason shown to the student (one line)
+    details: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)    # what could not be checked, and why
+    seconds: float = 0.0
+
+    @property
+    def first(self) -> Finding | None:
+        return self.findings[0] if self.findings else None
+
+
+_contract_cache: dict[tuple[str, float], dict] = {}
+
+
+def contract(ex, root: Path) -> Contract:
+    """The exercise's contract from its chapter's manifest under root (the manifest's
+    forbid list alone when the manifest cannot be read)."""
+    path = root / "chapters" / ex.chapter_dir / "exercises.toml"
+    try:
+        key = (str(path), path.stat().st_mtime)
+        data = _contract_cache.get(key)
+        if data is None:
+            with path.open("rb") as f:
+                data = tomllib.load(f)
+            _contract_cache[key] = data
+    except (OSError, tomllib.TOMLDecodeError):
+        return Contract(forbid=tuple(ex.forbid))
+    base = data.get("contract", {}) if isinstance(data.get("contract", {}), dict) else {}
+    entry = next((e for e in data.get("exercise", []) if str(e.get("id")) == ex.id), {})
+
+    def get(key, default):
+        return entry.get(key, base.get(key, default))
+    host = tuple(base.get("forbid_host", ())) + tuple(h for h in entry.get("forbid_host", ())
+                                                      if h not in base.get("forbid_host", ()))
+    return Contract(forbid=tuple(ex.forbid), forbid_why=str(get("forbid_why", "")),
+                    forbid_sass=tuple(get("forbid_sass", ())), forbid_host=host,
+                    allow_asm=bool(get("allow_asm", False)),
+                    require_kernel=bool(get("require_kernel", False)))
+
+
+def _course_root(src: Path, ex) -> Path:
+    """The course tree of a student file <root>/<starter|solutions>/<chapter>/<file>."""
+    p = src.resolve()
+    if p.parent.name == ex.chapter_dir and len(p.parents) >= 3:
+        return p.parents[2]
+    return p.parent
+
+
+def _raw_lines(src: Path) -> list[str]:
+    try:
+        return strip_code(src.read_text(errors="replace")).split("\n")
+    except OSError:
+        return []
+
+
+def _via_macro(raw: list[str], line: int, spelled: str, pre) -> str:
+    """' via the macro X defined at line N' when a name of `spelled` is not written on that
+    line of the student's file but a macro of the file is."""
+    text = raw[line - 1] if 0 < line <= len(raw) else ""
+    words = re.findall(r"[A-Za-z_$][\w$]*", spelled)
+    if all(re.search(rf"(?<![\w$]){re.escape(w)}(?![\w$])", text) for w in words):
+        return ""
+    ids = set(re.findall(r"[A-Za-z_]\w*", text))
+    for ps in pre.passes:
+        for d in ps.defines:
+            if not d.undef and d.name in ids:
+                paste = ", by token pasting" if "##" in d.body else ""
+                return f" via the macro {d.name} defined at line {d.line}{paste}"
+    return ""
+
+
+def _forbidden_message(ex, c: Contract, entry: str, line: int, detail: str) -> str:
+    msg = f"uses forbidden API '{entry}' (line {line}{': ' + detail if detail else ''})"
+    return msg + (f"; {ex.id} forbids it: {c.forbid_why}" if c.forbid_why else "")
+
+
+def analyze_tokens(ex, c: Contract, pre, src: Path, shown: str) -> list[Finding]:
+    """The findings of the preprocessed passes of the student's file, in rule order, then line."""
+    from . import tokencheck as tc
+    found: list[tuple[int, int, Finding]] = []
+    student = src.resolve()
+    raw = _raw_lines(src)
+
+    def add(order: int, f: Finding) -> None:
+        found.append((order, f.line or 0, "argument-dependent" in f.message, f))
+
+    for ps in pre.passes:
+        if ps.broken:
+            add(0, Finding("preprocessor", "markers", None,
+                           "the grader could not follow the preprocessed file (its line markers do not "
+                           "nest); fix the file or ask your instructor",
+                           [f"{shown}: {ps.broken} ({ps.label} pass)"]))
+        for inc in ps.includes:
+            if not tc.include_allowed(inc.path, student, pre.allowed_dirs, pre.c_dirs):
+                add(1, Finding("include", inc.spelled, inc.line,
+                               f"includes a file outside the course's headers, the CUDA toolkit and the "
+                               f"C++ standard library (line {inc.line}: `{inc.spelled}`)",
+                               [f"{shown}:{inc.line}: #include of {inc.path}: only "
+                                "chapters/*/include/, the CUDA toolkit's headers and the C and C++ "
+                                "standard headers may be included"]))
+        for d in ps.defines:
+            if d.name in tc.FEATURE_MACROS:
+                continue
+            later = [p for seq, p in ps.entered if seq > d.seq]
+            hit = next((p for p in later if d.name in tc.header_identifiers(p)), None)
+            if hit is not None:
+                verb = "undefines" if d.undef else "defines"
+                add(2, Finding("macro-before-include", d.name, d.line,
+                               f"{verb} the macro {d.name} (line {d.line}) before an #include of a "
+                               f"header that uses that name ({hit.name}): a submission may not change "
+                               "the course's or CUDA's headers",
+                               [f"{shown}:{d.line}: move the #define after the #include lines, or "
+                                f"rename the macro ({hit})"]))
+    raw_line = tc.raw_line_directive("\n".join(raw)) if raw else None
+    renamed = next((r for ps in pre.passes for r in ps.renames), None)
+    if raw_line is not None or renamed is not None:
+        line = raw_line if raw_line is not None else renamed[0]
+        what = f" (it renames the file to `{renamed[1]}`)" if renamed else ""
+        add(1, Finding("line-directive", "#line", line,
+                       f"uses a #line directive (line {line}): the grader needs the file's own names "
+                       "and line numbers", [f"{shown}:{line}: remove the #line directive{what}"]))
+
+    kernels = launches = False
+    for ps in pre.passes:
+        toks = ps.tokens
+        all_uses = tc.uses(toks)
+        declared = tc.declared_names(toks)
+        asm_seen = c.allow_asm
+        for t in toks:
+            if t.kind == "id" and t.text in ("asm", "__asm__", "__asm") and not asm_seen:
+                asm_seen = True
+                via = _via_macro(raw, t.line, t.text, pre)
+                add(3, Finding("asm", t.text, t.line,
+                               f"uses inline assembly (`{t.text}`, line {t.line}{via}): "
+                               f"not allowed in {ex.id}",
+                               [f"{shown}:{t.line}: inline PTX can do what the exercise forbids; "
+                                "write it in CUDA C++"]))
+            if t.text == "<<<" or (t.kind == "id" and t.text.startswith("cudaLaunch")
+                                   and "Host" not in t.text):
+                launches = True
+        for u in all_uses:
+            if u.chain == ["__global__"]:
+                kernels = True
+            own = u.how.startswith("using") and u.chain[-1] in declared   # the file's own name
+            for entry in c.forbid:
+                if tc.matches(entry, u) and not own:
+                    add(3, _name_finding(ex, c, entry, u, raw, pre, shown))
+                    break
+            for entry in c.forbid_host:
+                if tc.matches(entry, u, exact=True) and not own:
+                    add(4, _host_finding(ex, c, entry, u, raw, pre, shown))
+                    break
+            if u.call and len(u.chain) == 1 and not u.how and u.chain[0] not in declared:
+                for entry, order, make in ([(e, 3, _name_finding) for e in c.forbid]
+                                           + [(e, 4, _host_finding) for e in c.forbid_host]):
+                    if tc.adl_candidates(entry) == u.chain[0]:
+                        adl = tc.Use(entry.split("::"), u.spelled, u.line, "argument-dependent lookup",
+                                     call=True)
+                        add(order, make(ex, c, entry, adl, raw, pre, shown))
+                        break
+    if c.require_kernel and pre.passes and not kernels:
+        add(5, Finding("no-kernel", "__global__", None,
+                       f"defines no kernel (no __global__ function): {ex.id}'s work must run on the GPU",
+                       [f"{shown}: no __global__ function in the file"]))
+    elif c.require_kernel and pre.passes and not launches:
+        add(5, Finding("no-kernel", "<<<", None,
+                       f"launches no kernel (no <<<...>>> and no cudaLaunchKernel): {ex.id}'s work "
+                       "must run on the GPU", [f"{shown}: no kernel launch in the file"]))
+    found.sort(key=lambda x: x[:3])
+    seen: set[tuple[str, str, int | None]] = set()
+    out = []
+    for *_, f in found:
+        key = (f.rule, f.name, f.line)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def _explain(u, raw, pre) -> str:
+    via = _via_macro(raw, u.line, u.spelled, pre)
+    qualified = "::".join(u.chain)
+    if u.namespace and not u.how:
+        return f"`{u.spelled}`{via}"
+    if u.how == "attribute":
+        return f"`{u.spelled}` is `{u.chain[0]}`{via}"
+    if u.how == "argument-dependent lookup":
+        return f"`{u.spelled}(...)` calls `{qualified}` by argument-dependent lookup{via}"
+    if u.how:
+        return f"`{u.spelled}` is `{qualified}` through {u.how}{via}"
+    if via:
+        return f"`{qualified}`{via}"
+    return ""
+
+
+def _name_finding(ex, c: Contract, entry: str, u, raw, pre, shown: str) -> Finding:
+    detail = _explain(u, raw, pre)
+    return Finding("name", "::".join(u.chain), u.line, _forbidden_message(ex, c, entry, u.line, detail),
+                   [f"{shown}:{u.line}: '{entry}' is not allowed in this exercise"
+                    + (f" ({detail})" if detail else "") + f" (forbidden: {', '.join(c.forbid)})"])
+
+
+def _host_finding(ex, c: Contract, entry: str, u, raw, pre, shown: str) -> Finding:
+    detail = _explain(u, raw, pre)
+    return Finding("host", entry, u.line,
+                   f"computes on the host: `{entry}` (line {u.line}{': ' + detail if detail else ''}) "
+                   f"would do {ex.id}'s work on the CPU",
+                   [f"{shown}:{u.line}: host algorithms that do the exercise's work are forbidden "
+                    f"(forbid_host: {', '.join(c.forbid_host)})"])
+
+
+# Token-pass results of files seen already: (path, content hash, command) -> (findings, notes).
+_token_cache: dict[tuple, tuple[list[Finding], list[str]]] = {}
+
+
+def check_tokens(ex, src: Path, *, root: Path | None = None, build_dir: Path | None = None,
+                 compile_command: str | None = None, shown: str | None = None) -> Report:
+    """The token checks of the student's file (no object needed)."""
+    import hashlib
+    import time
+    from . import tokencheck as tc
+    start = time.monotonic()
+    root = root or _course_root(src, ex)
+    shown = shown or ex.source("starter")
+    c = contract(ex, root)
+    rep = Report()
+    try:
+        data = src.read_bytes()
+    except OSError as e:
+        rep.notes.append(f"cannot read {shown}: {e}")
+        return rep
+    # The first check of a file decides (class grading checks it with the exact compile command
+    # before building, grade() again later): the same file gives the same findings.
+    key = (str(src.resolve()), hashlib.sha256(data).hexdigest(), str(root.resolve()), c)
+    if key in _token_cache:
+        rep.findings, rep.notes = (list(x) for x in _token_cache[key])
+        return rep
+    pre = tc.preprocess(root, ex.chapter_dir, src, build_dir, compile_command)
+    if pre.timed_out:
+        rep.findings.append(Finding("preprocessor", "timeout", None,
+                                    f"the file could not be checked: {pre.note}",
+                                    [f"{shown}: a course file preprocesses in about a second and "
+                                     "100 MiB; an #include of a device or a huge file does not"]))
+    elif not pre.passes:
+        rep.notes.append(pre.note)
+        hit = find_forbidden(data.decode(errors="replace"), c.forbid)
+        if hit:
+            rep.findings.append(Finding("name", hit[0], hit[1],
+                                        f"uses forbidden API '{hit[0]}' (line {hit[1]})",
+                                        [f"{shown}:{hit[1]}: '{hit[0]}' is not allowed in this exercise "
+                                         f"(forbidden: {', '.join(c.forbid)})"]))
+    else:
+        rep.findings = analyze_tokens(ex, c, pre, src, shown)
+    if pre.passes or pre.timed_out:
+        _token_cache[key] = (list(rep.findings), list(rep.notes))
+    rep.seconds = round(time.monotonic() - start, 3)
+    return rep
+
+
+def check_object(ex, obj: Path, *, root: Path, shown: str | None = None) -> Report:
+    """The object checks: forbidden symbols and host algorithms, device instructions, imports."""
+    from . import objcheck as oc
+    c = contract(ex, root)
+    shown = shown or ex.source("starter")
+    rep = Report()
+    symbols = oc.defined_functions(obj)
+    if symbols is None:
+        rep.notes.append("nm could not read the object: its symbols and imports were not checked")
+    else:
+        for entry in c.forbid:
+            if "::" not in entry:
+                continue
+            sym = next((s for s in symbols if entry in s), None)
+            if sym:
+                short = sym if len(sym) <= 120 else sym[:117] + "..."
+                rep.findings.append(Finding("symbol", entry, None,
+                                            f"uses forbidden API '{entry}' (symbol in the compiled code)",
+                                            [f"the object of {shown} defines `{short}`; '{entry}' is not "
+                                             f"allowed in this exercise (forbidden: {', '.join(c.forbid)})"]))
+                break
+        hit = oc.forbidden_host_symbol(symbols, c.forbid_host)
+        if hit:
+            short = hit[1] if len(hit[1]) <= 120 else hit[1][:117] + "..."
+            rep.findings.append(Finding("host", hit[0], None,
+                                        f"computes on the host: the compiled code instantiates `{hit[0]}` "
+                                        f"(would do {ex.id}'s work on the CPU)",
+                                        [f"the object of {shown} defines `{short}`"]))
+    text, note = oc.sass_of(obj)
+    if text is None:
+        rep.notes.append(note)
+    else:
+        functions = oc.parse_sass(text)
+        hit = oc.forbidden_sass(functions, c.forbid_sass)
+        if hit:
+            entry, fn, addr, opcode = hit
+            name = oc.demangle([fn.name])[0]
+            short = re.sub(r"^void ", "", name.replace("(anonymous namespace)::", "")).split("(")[0]
+            kind = oc.SASS_KINDS.get(entry, "a forbidden instruction")
+            rep.findings.append(Finding("sass", opcode, None,
+                                        f"its device code uses {kind} (`{opcode}` in {short}), "
+                                        f"which {ex.id} forbids"
+                                        + (f": {c.forbid_why}" if c.forbid_why else ""),
+                                        [f"cuobjdump -sass of the object of {shown}: {fn.arch} function "
+                                         f"{name}, /*{addr}*/ {opcode} (forbidden instructions: "
+                                         f"{', '.join(c.forbid_sass)})"]))
+        elif c.require_kernel and not functions:
+            rep.findings.append(Finding("no-device-code", "", None,
+                                        f"its object contains no device code: {ex.id}'s work must run "
+                                        "on the GPU", [f"cuobjdump -sass lists no function in the object "
+                                                       f"of {shown}"]))
+    names = oc.imports(obj)
+    if names is not None:
+        bad = oc.bad_import(names)
+        if bad:
+            rep.findings.append(Finding("import", bad[0], None,
+                                        f"its compiled code calls `{bad[0]}`, which {bad[1]}: not allowed "
+                                        "in an exercise",
+                                        [f"nm -u of the object of {shown} lists `{bad[0]}`; an exercise "
+                                         "may use the CUDA runtime and C/C++ basics (strings, exceptions, "
+                                         "printing), no process, file, network or environment API"]))
+    return rep
+
+
+def find_object(ex, build_dir: Path, impl: str) -> Path | None:
+    """The object CMake builds from the exercise's file: the OBJECT library cudalab_<slug>_<impl>."""
+    target = f"cudalab_{ex.slug}_{impl}.dir"
+    for base in (build_dir / "chapters" / ex.chapter_dir / "CMakeFiles" / target,):
+        if base.is_dir():
+            hits = sorted(base.rglob(f"{ex.file}.o"))
+            if hits:
+                return hits[0]
+    for d in build_dir.glob(f"**/CMakeFiles/{target}"):
+        hits = sorted(d.rglob(f"{ex.file}.o"))
+        if hits:
+            return hits[0]
+    return None
+
+
+def check(ex, src_path: Path, *, build_dir: Path | None = None, object_path: Path | None = None,
+          impl: str = "starter", root: Path | None = None, compile_command: str | None = None,
+          shown: str | None = None) -> Finding | None:
+    """The first forbidden use in the student's file or its compiled object, or None.
+
+    The token checks run on the preprocessed file (tokencheck.py); the object checks
+    (objcheck.py) on object_path, or on the object CMake built under build_dir when it is
+    newer than the file. Use check_report for the notes of what could not be checked."""
+    return check_report(ex, src_path, build_dir=build_dir, object_path=object_path, impl=impl,
+                        root=root, compile_command=compile_command, shown=shown).first
+
+
+def check_report(ex, src_path: Path, *, build_dir: Path | None = None, object_path: Path | None = None,
+                 impl: str = "starter", root: Path | None = None, compile_command: str | None = None,
+                 shown: str | None = None) -> Report:
+    root = root or _course_root(src_path, ex)
+    shown = shown or ex.source(impl)
+    rep = check_tokens(ex, src_path, root=root, build_dir=build_dir, compile_command=compile_command,
+                       shown=shown)
+    if rep.findings:
+        return rep
+    obj = object_path
+    if obj is None and build_dir is not None:
+        obj = find_object(ex, build_dir, impl)
+        try:
+            if obj is not None and obj.stat().st_mtime < src_path.stat().st_mtime:
+                rep.notes.append(f"{obj} is older than {shown}: the compiled code was not checked")
+                obj = None
+        except OSError:
+            obj = None
+    if obj is not None and obj.exists():
+        orep = check_object(ex, obj, root=root, shown=shown)
+        rep.findings += orep.findings
+        rep.notes += orep.notes
+    return rep

@@ -1,0 +1,761 @@
+"""Tests of the forbidden-API check (tools/cudalab_grade/source.py, tokencheck.py, objcheck.py).
+
+The token checks run the real preprocessor (nvcc -E, no GPU needed) over small
+attack files, one per way a student could hide a forbidden API, and over every
+solution and starter of the course, which must pass their own exercise's
+checks. The object checks are tested on canned cuobjdump and nm output (real
+output of the course's objects, trimmed) and, where g++ and nm exist, on a
+small host object. Tests that need nvcc are skipped without it.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import tomllib
+import unittest
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from unittest import mock
+
+REPO = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(REPO / "tools"))
+from cudalab_grade import manifest, objcheck, source, tokencheck  # noqa: E402
+
+EXERCISES = {e.id: e for c in manifest.load_all(REPO) for e in c.exercises}
+HAVE_NVCC = tokencheck.find_nvcc() is not None
+WORKERS = max(2, os.cpu_count() or 2)
+
+HEAD_11 = """#include "cudalab/atomics.cuh"
+#include "cudalab/error.cuh"
+#include "cudalab/reduce.cuh"
+"""
+# The end of a 1.1 (sum_atomic) file: a launcher of the kernel `k` and the two API functions.
+TAIL_11 = """
+namespace cudalab::reduce {
+template <class T, class Acc>
+void launch(const T* in, std::size_t n, Acc* out, cudaStream_t stream) {
+  k<<<1, 1, 0, stream>>>(in, n, out);
+}
+void sum_atomic(const int* in, std::size_t n, long long* out, cudaStream_t s) { launch(in, n, out, s); }
+void sum_atomic(const float* in, std::size_t n, float* out, cudaStream_t s) { launch(in, n, out, s); }
+}  // namespace cudalab::reduce
+"""
+KERNEL_11 = """
+template <class T, class Acc>
+__global__ void k(const T* in, std::size_t n, Acc* out) {
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) cudalab::atomic_add(out, static_cast<Acc>(in[i]));
+}
+"""
+CUB_11 = """
+namespace cudalab::reduce {
+template <class T, class Acc>
+void launch(const T* in, std::size_t n, Acc* out, cudaStream_t stream) {
+  std::size_t bytes = 0;
+  C::DeviceReduce::Sum(nullptr, bytes, in, out, n, stream);
+  k<<<1, 1, 0, stream>>>();
+}
+void sum_atomic(const int* in, std::size_t n, long long* out, cudaStream_t s) { launch(in, n, out, s); }
+}  // namespace cudalab::reduce
+"""
+# A 1.2 (sum_shared_tree) or 1.3 file: the kernel's body goes in BODY, declarations in DECL.
+WARP_KERNEL = """#include "cudalab/atomics.cuh"
+#include "cudalab/error.cuh"
+#include "cudalab/reduce.cuh"
+DECL
+namespace cudalab::reduce {
+template <class T, class Acc>
+__global__ void k(const T* in, std::size_t n, Acc* out) {
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  Acc v = i < n ? static_cast<Acc>(in[i]) : Acc{0};
+BODY
+  if ((threadIdx.x & 31u) == 0 && i < n) atomic_add(out, v);
+}
+template <class T, class Acc>
+void launch(const T* in, std::size_t n, Acc* out, cudaStream_t stream) {
+  k<<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(in, n, out);
+}
+void FN(const int* in, std::size_t n, long long* out, cudaStream_t s) { launch(in, n, out, s); }
+void FN(const float* in, std::size_t n, float* out, cudaStream_t s) { launch(in, n, out, s); }
+}  // namespace cudalab::reduce
+"""
+
+
+def warp(exid: str, body: str, decl: str = "") -> str:
+    fn = {"1.2": "sum_shared_tree", "1.3": "sum_warp_shuffle"}[exid]
+    return WARP_KERNEL.replace("DECL", decl).replace("BODY", body).replace("FN", fn)
+
+
+SORT_21 = """#include <algorithm>
+#include <vector>
+#include "cudalab/error.cuh"
+#include "cudalab/sort.cuh"
+PRE
+namespace cudalab::sort {
+__global__ void k() {}
+void odd_even_transposition_sort(const int* in, std::size_t n, int* out, std::size_t segment,
+                                 cudaStream_t stream) {
+  std::vector<int> v(n);
+  CUDALAB_CHECK(cudaMemcpy(v.data(), in, n * sizeof(int), cudaMemcpyDeviceToHost));
+BODY
+  CUDALAB_CHECK(cudaMemcpy(out, v.data(), n * sizeof(int), cudaMemcpyHostToDevice));
+  k<<<1, 1, 0, stream>>>();
+}
+}  // namespace cudalab::sort
+"""
+
+
+def sort21(body: str, pre: str = "") -> str:
+    return SORT_21.replace("PRE", pre).replace("BODY", body)
+
+
+# name: (exercise, source, rule of the first finding, a piece of its message)
+ATTACKS = {
+    "macro renaming cub": (
+        "1.1", "#include <cub/device/device_reduce.cuh>\n" + HEAD_11 + "#define C cub\n"
+        "__global__ void k() {}\n" + CUB_11,
+        "name", "uses forbidden API 'cub::' (line 12: `cub::DeviceReduce::Sum` via the macro C defined at line 5)"),
+    "digraph define renaming cub": (
+        "1.1", "#include <cub/device/device_reduce.cuh>\n" + HEAD_11 + "%:define C cub\n"
+        "__global__ void k() {}\n" + CUB_11, "name", "via the macro C defined at line 5"),
+    "token pasting __shfl_down_sync": (
+        "1.2", warp("1.2", "  for (int d = 16; d > 0; d /= 2) v += SHFL(v, d);",
+                    "#define SHFL(v, d) __sh##fl_down_sync(0xffffffffu, v, d)"),
+        "name", "uses forbidden API '__shfl' (line 10: `__shfl_down_sync` via the macro SHFL defined at "
+                "line 4, by token pasting)"),
+    "inline PTX shuffle": (
+        "1.2", warp("1.2", '  float r;\n  asm volatile("shfl.sync.down.b32 %0, %1, 16, 0x1f, -1;" '
+                           ': "=f"(r) : "f"(float(v)));\n  v += Acc(r);'),
+        "asm", "uses inline assembly (`asm`, line 11)"),
+    "inline PTX behind a macro": (
+        "1.2", warp("1.2", '  float r;\n  PTX("shfl.sync.down.b32 %0, %1, 16, 0x1f, -1;" : "=f"(r) : '
+                           '"f"(float(v)));\n  v += Acc(r);', "#define PTX __asm__ __volatile__"),
+        "asm", "via the macro PTX defined at line 4"),
+    "__attribute__((shared))": (
+        "1.3", warp("1.3", "  __attribute__((shared)) Acc partial[256];\n  partial[threadIdx.x] = v;"),
+        "name", "uses forbidden API '__shared__' (line 10: `__attribute__((shared))` is `__shared__`)"),
+    "__attribute__((__shared__)) from a macro": (
+        "1.3", warp("1.3", "  SHARED Acc partial[256];\n  partial[threadIdx.x] = v;",
+                    "#define SHARED __attribute__((noinline, __shared__))"),
+        "name", "via the macro SHARED defined at line 4"),
+    "namespace alias for cooperative_groups": (
+        "1.2", warp("1.2", "  v = cg::reduce(cg::tiled_partition<32>(cg::this_thread_block()), v, "
+                           "cg::plus<Acc>());",
+                    "#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>\n"
+                    "namespace cg = cooperative_groups;"),
+        "name", "`cg::reduce` is `cooperative_groups::reduce` through the namespace alias cg of line 6"),
+    "alias of a pasted namespace name": (
+        "1.2", warp("1.2", "  v = g::reduce(g::tiled_partition<32>(g::this_thread_block()), v, g::plus<Acc>());",
+                    "#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>\n"
+                    "#define CG(a, b) a##b\nnamespace g = CG(cooperative_, groups);"),
+        "name", "uses forbidden API 'cooperative_groups::reduce' (line 13"),
+    "cg::reduce by argument-dependent lookup": (
+        "1.2", warp("1.2", "  auto tile = cg::tiled_partition<32>(cg::this_thread_block());\n"
+                           "  v = reduce(tile, v, cg::plus<Acc>());",
+                    "#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>\n"
+                    "namespace cg = cooperative_groups;"),
+        "name", "`reduce(...)` calls `cooperative_groups::reduce` by argument-dependent lookup"),
+    "using-directive of cub": (
+        "1.1", "#include <cub/device/device_reduce.cuh>\n" + HEAD_11 + "using namespace cub;\n#define C\n"
+        "__global__ void k() {}\n" + CUB_11.replace("C::", ""),
+        "name", "uses forbidden API 'cub::' (line 5: `using namespace cub`)"),
+    "__nvvm builtin shuffle": (
+        "1.2", warp("1.2", "  v += Acc(__nvvm_shfl_down_sync(0xffffffffu, unsigned(v), 16, 0x1f));",
+                    "extern __device__ unsigned __nvvm_shfl_down_sync(unsigned, unsigned, unsigned, unsigned);"),
+        "name", "uses forbidden API '__nvvm_shfl' (line 4)"),
+    "shuffle only in the device pass": (
+        "1.2", warp("1.2", "#ifdef __CUDA_ARCH__\n  v += __shfl_down_sync(0xffffffffu, v, 16);\n#endif"),
+        "name", "uses forbidden API '__shfl' (line 11)"),
+    "cub only in a Release build": (
+        "1.1", "#include <cub/device/device_reduce.cuh>\n" + HEAD_11 + "#ifdef NDEBUG\n#define C cub\n#else\n"
+        "#define C nothing\n#endif\n__global__ void k() {}\n" + CUB_11, "name", "uses forbidden API 'cub::'"),
+    "std::sort through using namespace std": (
+        "2.1", sort21("  sort(v.begin(), v.end());", "using namespace std;"),
+        "name", "`sort` is `std::sort` through using namespace std of line 5"),
+    "std::sort by argument-dependent lookup": (
+        "2.1", sort21("  sort(v.begin(), v.end());"),
+        "name", "`sort(...)` calls `std::sort` by argument-dependent lookup"),
+    "std::stable_sort on the host": (
+        "2.1", sort21("  std::ranges::stable_sort(v);"), "host", "computes on the host: `std::stable_sort`"),
+    "#include of the solution": (
+        "1.1", '// My sum_atomic.\n#include "../../solutions/01-reduce-scan-histogram/sum_atomic.cu"\n',
+        "include", "includes a file outside the course's headers, the CUDA toolkit and the C++ standard "
+                   "library (line 2: `"),
+    "#include of the solution by absolute path": (
+        "1.1", f'#include "{REPO}/solutions/01-reduce-scan-histogram/sum_atomic.cu"\n', "include",
+        "(line 1: `"),
+    "#include of the CPU reference": (
+        "1.1", HEAD_11 + '#include "reduce_reference.hpp"\n' + KERNEL_11 + TAIL_11, "include",
+        "reduce_reference.hpp`"),
+    "host computation with std::accumulate": (
+        "1.1", "#include <numeric>\n#include <vector>\n" + HEAD_11 + """
+namespace cudalab::reduce {
+void sum_atomic(const int* in, std::size_t n, long long* out, cudaStream_t stream) {
+  std::vector<int> h(n);
+  CUDALAB_CHECK(cudaMemcpy(h.data(), in, n * sizeof(int), cudaMemcpyDeviceToHost));
+  const long long s = std::accumulate(h.begin(), h.end(), 0LL);
+  CUDALAB_CHECK(cudaMemcpy(out, &s, sizeof s, cudaMemcpyHostToDevice));
+}
+}  // namespace cudalab::reduce
+""", "host", "computes on the host: `std::accumulate` (line 11)"),
+    "host computation in a loop, no kernel": (
+        "1.1", "#include <vector>\n" + HEAD_11 + """
+namespace cudalab::reduce {
+void sum_atomic(const int* in, std::size_t n, long long* out, cudaStream_t stream) {
+  std::vector<int> h(n);
+  CUDALAB_CHECK(cudaMemcpy(h.data(), in, n * sizeof(int), cudaMemcpyDeviceToHost));
+  long long s = 0;
+  for (int x : h) s += x;
+  CUDALAB_CHECK(cudaMemcpy(out, &s, sizeof s, cudaMemcpyHostToDevice));
+}
+}  // namespace cudalab::reduce
+""", "no-kernel", "defines no kernel (no __global__ function)"),
+    "a kernel that is never launched": (
+        "1.1", HEAD_11 + KERNEL_11 + TAIL_11.replace("k<<<1, 1, 0, stream>>>(in, n, out);", "(void)stream;"),
+        "no-kernel", "launches no kernel"),
+    "#line hiding the file": (
+        "1.1", "#include <cub/device/device_reduce.cuh>\n" + HEAD_11
+        + '#line 1 "/usr/local/cuda/include/cuda_runtime.h"\n#define C cub\n__global__ void k() {}\n' + CUB_11,
+        "line-directive", "uses a #line directive (line 5)"),
+    "a macro that rewrites a course header": (
+        "1.1", "#define check_sum_arguments(...) static_cast<void>(0)\n" + HEAD_11 + KERNEL_11 + TAIL_11,
+        "macro-before-include", "defines the macro check_sum_arguments (line 1) before an #include"),
+    "line markers forged in a raw string": (
+        "1.1", "#include <cub/device/device_reduce.cuh>\n" + HEAD_11
+        + 'const char* fake = R"x(\n# 1 "/usr/include/stdio.h" 1 3 4\nint x;\n)x";\n'
+        + "#define C cub\n__global__ void k() {}\n" + CUB_11,
+        "name", "uses forbidden API 'cub::' (line 16: `cub::DeviceReduce::Sum` via the macro C defined at line 9)"),
+    "line markers forged by a macro": (
+        "1.1", "#include <cub/device/device_reduce.cuh>\n" + HEAD_11
+        + '#define M # 1 "/usr/include/stdio.h" 1 3 4\nM\n#define C cub\n__global__ void k() {}\n' + CUB_11,
+        "name", "uses forbidden API 'cub::' (line 14: `cub::DeviceReduce::Sum` via the macro C defined at line 7)"),
+}
+
+# Valid files that mention what is forbidden, or look like an attack and are not.
+CONTROLS = {
+    "comments and strings": (
+        "1.2", warp("1.2", '  // __shfl_down_sync(cub::x) would be forbidden here\n'
+                           '  const char* s = "__shfl_down_sync cub:: asm";\n  (void)s;')),
+    "a macro after the #include lines": ("1.1", HEAD_11 + "#define BLOCK 256\n" + KERNEL_11 + TAIL_11),
+    "NDEBUG before the #include lines": ("1.1", "#define NDEBUG 1\n" + HEAD_11 + KERNEL_11 + TAIL_11),
+    "the student's own sort, called unqualified": (
+        "2.1", sort21("  sort(v.data(), n);", "static void sort(int* a, std::size_t n) { (void)a; (void)n; }")),
+    "standard headers": (
+        "1.1", "#include <algorithm>\n#include <cstdio>\n#include <cstring>\n#include <stdexcept>\n"
+        + HEAD_11 + KERNEL_11 + TAIL_11),
+}
+
+
+def write_course_file(tmp: Path, ex, text: str) -> Path:
+    """The file as <tmp>/course/starter/<chapter>/<file>, beside a copy of the solutions."""
+    course = tmp / "course"
+    if not (course / "solutions").exists():
+        shutil.copytree(REPO / "solutions", course / "solutions")
+    path = course / "starter" / ex.chapter_dir / ex.file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+@unittest.skipUnless(HAVE_NVCC, "needs nvcc (the preprocessor passes come from nvcc --dryrun)")
+class TokenCheckTest(unittest.TestCase):
+    """Each attack is caught with the right rule and message; each control passes."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls._tmp = tempfile.TemporaryDirectory()
+        tmp = Path(cls._tmp.name)
+
+        def one(item):
+            name, (exid, text) = item
+            sub = tmp / re.sub(r"\W+", "_", name)
+            path = write_course_file(sub, EXERCISES[exid], text)
+            return name, source.check_report(EXERCISES[exid], path, root=REPO)
+        items = [(n, (a[0], a[1])) for n, a in ATTACKS.items()] + list(CONTROLS.items())
+        with ThreadPoolExecutor(WORKERS) as pool:
+            cls.reports = dict(pool.map(one, items))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def test_attacks_are_caught(self):
+        for name, (exid, _, rule, message) in ATTACKS.items():
+            with self.subTest(attack=name):
+                rep = self.reports[name]
+                self.assertFalse(rep.notes, rep.notes)
+                self.assertIsNotNone(rep.first, f"{name} passed the check of {exid}")
+                self.assertEqual(rep.first.rule, rep.first.rule if rule is None else rule,
+                                 rep.first.message)
+                self.assertIn(message, rep.first.message)
+                self.assertTrue(rep.first.details)
+
+    def test_controls_pass(self):
+        for name in CONTROLS:
+            with self.subTest(control=name):
+                rep = self.reports[name]
+                self.assertEqual([f.message for f in rep.findings], [])
+                self.assertFalse(rep.notes, rep.notes)
+
+    def test_why_is_in_the_reason(self):
+        msg = self.reports["token pasting __shfl_down_sync"].first.message
+        self.assertIn("; 1.2 forbids it: write the tree yourself, in shared memory", msg)
+
+    def test_host_computation_also_has_no_kernel(self):
+        rules = [f.rule for f in self.reports["host computation with std::accumulate"].findings]
+        self.assertEqual(rules[:2], ["host", "no-kernel"])
+
+
+@unittest.skipUnless(HAVE_NVCC, "needs nvcc")
+class CourseFilesTest(unittest.TestCase):
+    """Every solution and every untouched starter passes its own exercise's checks."""
+
+    def check_all(self, impl: str) -> None:
+        exercises = list(EXERCISES.values())
+        start = time.monotonic()
+
+        def one(ex):
+            return ex, source.check_report(ex, REPO / ex.source(impl), root=REPO)
+        with ThreadPoolExecutor(WORKERS) as pool:
+            results = list(pool.map(one, exercises))
+        print(f"\n  {len(exercises)} {impl} files checked in {time.monotonic() - start:.1f} s "
+              f"({WORKERS} at a time)", file=sys.stderr)
+        for ex, rep in results:
+            with self.subTest(exercise=ex.id, impl=impl):
+                self.assertEqual([f.message for f in rep.findings], [])
+                self.assertFalse(rep.notes, rep.notes)
+
+    def test_solutions_pass(self):
+        self.check_all("solution")
+
+    def test_starters_pass(self):
+        self.check_all("starter")
+
+
+class ContractTest(unittest.TestCase):
+    """The manifests' contract keys: types, known instruction kinds, asm where needed."""
+
+    def setUp(self):
+        self.data = {p.parent.name: tomllib.loads(p.read_text())
+                     for p in sorted((REPO / "chapters").glob("*/exercises.toml"))}
+
+    def test_keys_and_types(self):
+        kinds = {"forbid": list, "forbid_why": str, "forbid_sass": list, "forbid_host": list,
+                 "allow_asm": bool, "require_kernel": bool}
+        for chapter, data in self.data.items():
+            tables = [("contract", data.get("contract", {}))] + [(e["id"], e) for e in data["exercise"]]
+            for where, table in tables:
+                for key, kind in kinds.items():
+                    if key in table:
+                        with self.subTest(chapter=chapter, table=where, key=key):
+                            self.assertIsInstance(table[key], kind)
+                            if kind is list:
+                                self.assertTrue(all(isinstance(x, str) and x for x in table[key]))
+                for entry in table.get("forbid_sass", []):
+                    self.assertIn(entry.split(".")[0], objcheck.SASS_KINDS, f"{where}: {entry}")
+            self.assertTrue(data.get("contract", {}).get("require_kernel"), chapter)
+
+    def test_every_exercise_says_why(self):
+        for ex in EXERCISES.values():
+            with self.subTest(exercise=ex.id):
+                self.assertTrue(source.contract(ex, REPO).forbid_why)
+
+    def test_asm_allowed_exactly_where_a_solution_uses_it(self):
+        for ex in EXERCISES.values():
+            text = source.strip_code((REPO / ex.source("solution")).read_text())
+            uses_asm = re.search(r"\b(asm|__asm__|__asm)\b", text) is not None
+            with self.subTest(exercise=ex.id):
+                self.assertEqual(source.contract(ex, REPO).allow_asm, uses_asm)
+
+    def test_chapter_defaults_and_exercise_keys(self):
+        c = source.contract(EXERCISES["1.2"], REPO)
+        self.assertTrue(c.require_kernel)
+        self.assertIn("std::accumulate", c.forbid_host)
+        self.assertEqual(c.forbid_sass, ("SHFL", "REDUX"))
+        self.assertIn("__shfl", c.forbid)
+        self.assertFalse(c.allow_asm)
+        self.assertTrue(source.contract(EXERCISES["5.1"], REPO).allow_asm)
+        self.assertIn("LDS", source.contract(EXERCISES["1.3"], REPO).forbid_sass)
+        self.assertEqual(source.contract(EXERCISES["1.1"], REPO).forbid_sass, ())
+
+    def test_a_manifest_without_contract(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            (root / "chapters" / "01-demo").mkdir(parents=True)
+            (root / "chapters" / "01-demo" / "exercises.toml").write_text(textwrap.dedent("""
+                [chapter]
+                number = 1
+                dir = "01-demo"
+                [[exercise]]
+                id = "1.1"
+                slug = "alpha"
+                title = "A"
+                file = "alpha.cu"
+                test_filter = "*"
+                points = 1
+                forbid = ["cub::"]
+                """))
+            ex = manifest.load_all(root)[0].exercises[0]
+            c = source.contract(ex, root)
+            self.assertEqual((c.forbid, c.forbid_sass, c.forbid_host, c.allow_asm, c.require_kernel),
+                             (("cub::",), (), (), False, False))
+
+
+# cuobjdump -sass of a 1.2 file that reduced with cooperative groups' tile.shfl_down (sm_90,
+# CUDA 13.0), trimmed: the encodings are cuobjdump's, the instructions the compiler's.
+SASS_SAMPLE = """
+Fatbin ptx code:
+================
+arch = sm_90
+code version = [9,0]
+host = linux
+compile_size = 64bit
+compressed
+identifier = cg_tile_shfl__1.2.cu
+
+Fatbin elf code:
+================
+arch = sm_90
+code version = [1,8]
+host = linux
+compile_size = 64bit
+identifier = cg_tile_shfl__1.2.cu
+
+	code for sm_90
+	.target	sm_90
+
+		Function : _ZN7cudalab6reduce53_GLOBAL__N__555eef74_20_cg_tile_shfl__1_2_cu_bd9222a322sum_shared_tree_kernelIffEEvPKT_mPT0_
+	.headerflags	@"EF_CUDA_SM90 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM90)"
+        /*0000*/                   LDC R1, c[0x0][0x28] ;                                   /* 0x00000a00ff017b82 */
+                                                                                            /* 0x000fe20000000800 */
+        /*0010*/                   S2R R0, SR_TID.X ;                                       /* 0x0000000000007919 */
+                                                                                            /* 0x000e2e0000002100 */
+        /*0050*/               @P0 LDG.E R2, desc[UR4][R2.64] ;                             /* 0x0000000402020981 */
+                                                                                            /* 0x000ea2000c1e1900 */
+        /*0120*/                   SHFL.DOWN PT, R3, R2, 0x10, 0x1f ;                       /* 0x0a001f0002037f89 */
+                                                                                            /* 0x004e2200000e0000 */
+        /*0130*/                   FADD R3, R2, R3 ;                                        /* 0x0000000302037221 */
+                                                                                            /* 0x001fca0000000000 */
+        /*0200*/              @!P0 REDG.E.ADD.F32.FTZ.RN.STRONG.GPU desc[UR4][R4.64], R3 ;  /* 0x000000030400098e */
+                                                                                            /* 0x000fe2000c10f384 */
+        /*0210*/                   EXIT ;                                                   /* 0x000000000000794d */
+                                                                                            /* 0x000fea0003800000 */
+        /*0220*/                   BRA 0x220;                                               /* 0xfffffffc00fc7947 */
+                                                                                            /* 0x000fc0000383ffff */
+		..........
+
+
+		Function : _Z8tree_sumPiS_
+	.headerflags	@"EF_CUDA_SM90 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM90)"
+        /*0000*/                   LDC R1, c[0x0][0x28] ;                                   /* 0x00000a00ff017b82 */
+                                                                                            /* 0x000fe20000000800 */
+        /*0040*/                   STS [R0], R5 ;                                           /* 0x0000000500007388 */
+                                                                                            /* 0x000fe80000000800 */
+        /*0050*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;                            /* 0x0000000000007b1d */
+                                                                                            /* 0x000fec0000010000 */
+        /*0060*/                   LDS.64 R2, [R0+0x8] ;                                    /* 0x0000080000027984 */
+                                                                                            /* 0x000e240000000a00 */
+        /*0070*/                   EXIT ;                                                   /* 0x000000000000794d */
+                                                                                            /* 0x000fea0003800000 */
+		..........
+
+
+
+Fatbin ptx code:
+================
+arch = sm_90
+code version = [9,0]
+host = linux
+compile_size = 64bit
+compressed
+identifier = cg_tile_shfl__1.2.cu
+"""
+
+# What `cuobjdump -sass` prints for an object whose file defines no kernel.
+SASS_NO_KERNEL = """
+Fatbin elf code:
+================
+arch = sm_90
+code version = [1,8]
+host = linux
+compile_size = 64bit
+identifier = starter/01-reduce-scan-histogram/sum_atomic.cu
+
+	code for sm_90
+	.target	sm_90
+
+"""
+
+# The imports (nm -u, demangled) of the course's 47 solution and starter objects, CUDA 13.0, GCC 12.
+SOLUTION_IMPORTS = """strlen|memcpy|memmove|memset|cudaGetLastError|cudaGetErrorString|cudaGetErrorName|atexit|exit
+__stack_chk_fail|__gxx_personality_v0|__cxa_throw|__cxa_guard_release|__cxa_guard_acquire|__cxa_guard_abort
+__cxa_free_exception|__cxa_allocate_exception|__cudaUnregisterFatBinary|__cudaRegisterFunction
+__cudaRegisterFatBinaryEnd|__cudaRegisterFatBinary|__cudaPushCallConfiguration|__cudaPopCallConfiguration
+__cudaLaunchKernel|__cudaGetKernel|__cudaRegisterVar|operator delete(void*, unsigned long)|operator new(unsigned long)
+vtable for __cxxabiv1::__si_class_type_info|typeinfo for std::invalid_argument|typeinfo for std::runtime_error
+typeinfo for std::length_error|typeinfo for std::logic_error|std::__throw_length_error(char const*)
+std::__throw_logic_error(char const*)
+std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >::_M_create(unsigned long&, unsigned long)
+std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >::_M_dispose()
+std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >::insert(unsigned long, char const*)
+std::invalid_argument::~invalid_argument()|std::invalid_argument::invalid_argument(char const*)
+std::invalid_argument::invalid_argument(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&)
+std::runtime_error::~runtime_error()|std::runtime_error::what() const|std::length_error::~length_error()
+std::logic_error::logic_error(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&)
+_Unwind_Resume|_GLOBAL_OFFSET_TABLE_|cudaMemsetAsync|cudaGetDevice|cudaMemPoolSetAttribute|cudaMemPoolGetAttribute
+cudaMallocAsync|cudaFreeAsync|cudaDeviceGetDefaultMemPool|cudaDeviceGetAttribute|cudaStreamSynchronize
+cudaMemcpyAsync|cudaFuncSetAttribute|cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags|cudaMemset
+cudaMalloc|cudaFree|cudaEventDestroy|cudaEventCreate|std::ios_base_library_init()|cudaEventSynchronize
+cudaEventRecord|cudaEventElapsedTime""".replace("\n", "|").split("|")
+
+
+class ObjectCheckTest(unittest.TestCase):
+    def test_sass_parser(self):
+        fns = objcheck.parse_sass(SASS_SAMPLE)
+        self.assertEqual([f.name for f in fns],
+                         ["_ZN7cudalab6reduce53_GLOBAL__N__555eef74_20_cg_tile_shfl__1_2_cu_bd9222a322sum_shared_tree_kernelIffEEvPKT_mPT0_",
+                          "_Z8tree_sumPiS_"])
+        self.assertEqual(fns[0].arch, "sm_90")
+        self.assertEqual(fns[0].instructions,
+                         [("0000", "LDC"), ("0010", "S2R"), ("0050", "LDG.E"), ("0120", "SHFL.DOWN"),
+                          ("0130", "FADD"), ("0200", "REDG.E.ADD.F32.FTZ.RN.STRONG.GPU"), ("0210", "EXIT"),
+                          ("0220", "BRA")])
+        self.assertEqual([op for _, op in fns[1].instructions],
+                         ["LDC", "STS", "BAR.SYNC.DEFER_BLOCKING", "LDS.64", "EXIT"])
+        self.assertEqual(objcheck.parse_sass(SASS_NO_KERNEL), [])
+        self.assertEqual(objcheck.parse_sass(""), [])
+
+    def test_forbidden_instructions(self):
+        fns = objcheck.parse_sass(SASS_SAMPLE)
+        entry, fn, addr, op = objcheck.forbidden_sass(fns, ["SHFL", "REDUX"])
+        self.assertEqual((entry, fn.name, addr, op), ("SHFL", fns[0].name, "0120", "SHFL.DOWN"))
+        entry, fn, addr, op = objcheck.forbidden_sass(fns, list(objcheck.SHARED_MEMORY_SASS))
+        self.assertEqual((entry, fn.name, addr, op), ("STS", "_Z8tree_sumPiS_", "0040", "STS"))
+        self.assertIsNone(objcheck.forbidden_sass(fns, ["MATCH", "VOTE", "LDSM"]))
+        self.assertIsNone(objcheck.forbidden_sass(fns, []))
+
+    def test_instruction_kinds(self):
+        self.assertTrue(objcheck.sass_matches("LDS", "LDS.U8"))
+        self.assertTrue(objcheck.sass_matches("LDS", "LDS"))
+        self.assertFalse(objcheck.sass_matches("LDS", "LDSM.16.M88.4"))
+        self.assertFalse(objcheck.sass_matches("SHFL", "SHF.R.U32.HI"))
+        self.assertTrue(objcheck.sass_matches("SHFL.IDX", "SHFL.IDX"))
+        self.assertFalse(objcheck.sass_matches("SHFL.IDX", "SHFL.DOWN"))
+
+    def test_the_solutions_imports_are_allowed(self):
+        self.assertIsNone(objcheck.bad_import(SOLUTION_IMPORTS))
+
+    def test_process_file_and_network_imports_are_not(self):
+        cases = {"system": "starts", "popen": "starts", "execve": "starts", "fork": "starts",
+                 "kill": "starts", "ptrace": "starts", "dlopen": "loads code", "getenv": "environment",
+                 "setenv": "environment", "fopen": "files", "open64": "files", "unlink": "files",
+                 "std::basic_ofstream<char, std::char_traits<char> >::basic_ofstream()": "files",
+                 "socket": "network", "pthread_create": "threads",
+                 "cudaLaunchHostFunc": "CUDA call", "cudaGetDriverEntryPoint": "CUDA call",
+                 "cuMemcpyDtoH_v2": "not on the grader's list", "qsort": "not on the grader's list"}
+        for name, why in cases.items():
+            with self.subTest(name=name):
+                got = objcheck.bad_import(SOLUTION_IMPORTS + [name])
+                self.assertEqual(got[0], name)
+                self.assertIn(why, got[1])
+        self.assertIsNone(objcheck.bad_import(["printf", "puts", "sqrtf", "std::cout",
+                                               "std::chrono::_V2::steady_clock::now()"]))
+
+    def test_host_algorithms_in_symbols(self):
+        syms = ["void std::__introsort_loop<int*, long, __gnu_cxx::__ops::_Iter_less_iter>(int*, int*, long, "
+                "__gnu_cxx::__ops::_Iter_less_iter)", "cudalab::sort::odd_even_transposition_sort()"]
+        self.assertEqual(objcheck.forbidden_host_symbol(syms, ["std::merge", "std::sort"])[0], "std::sort")
+        self.assertIsNone(objcheck.forbidden_host_symbol(syms, ["std::merge", "qsort"]))
+
+    def test_check_object_with_canned_tools(self):
+        """check_object on a fake object: cuobjdump's and nm's outputs canned."""
+        ex = EXERCISES["1.2"]
+        with mock.patch.object(objcheck, "sass_of", return_value=(SASS_SAMPLE, "")), \
+                mock.patch.object(objcheck, "defined_functions", return_value=["f()"]), \
+                mock.patch.object(objcheck, "imports", return_value=SOLUTION_IMPORTS):
+            rep = source.check_object(ex, Path("x.o"), root=REPO)
+        self.assertEqual([f.rule for f in rep.findings], ["sass"])
+        self.assertIn("its device code uses a warp shuffle (`SHFL.DOWN` in cudalab::reduce::", rep.first.message)
+        self.assertIn("which 1.2 forbids", rep.first.message)
+        self.assertIn("/*0120*/ SHFL.DOWN", rep.first.details[0])
+        with mock.patch.object(objcheck, "sass_of", return_value=(SASS_NO_KERNEL, "")), \
+                mock.patch.object(objcheck, "defined_functions", return_value=[]), \
+                mock.patch.object(objcheck, "imports", return_value=SOLUTION_IMPORTS + ["system"]):
+            rep = source.check_object(EXERCISES["1.1"], Path("x.o"), root=REPO)
+        self.assertEqual([f.rule for f in rep.findings], ["no-device-code", "import"])
+        self.assertIn("calls `system`", rep.findings[1].message)
+
+    def test_without_cuobjdump_the_device_code_is_skipped_with_a_note(self):
+        with mock.patch.object(objcheck, "cuobjdump", return_value=None), \
+                mock.patch.object(objcheck, "defined_functions", return_value=[]), \
+                mock.patch.object(objcheck, "imports", return_value=[]):
+            rep = source.check_object(EXERCISES["1.2"], Path("x.o"), root=REPO)
+        self.assertEqual(rep.findings, [])
+        self.assertEqual(rep.notes, ["cuobjdump not found: the device code was not checked"])
+
+    def test_cuobjdump_outcomes(self):
+        done = subprocess.CompletedProcess
+        with mock.patch.object(objcheck, "cuobjdump", return_value="/x/cuobjdump"):
+            with mock.patch.object(subprocess, "run", return_value=done([], 0, SASS_SAMPLE, "")):
+                self.assertEqual(objcheck.sass_of(Path("x.o")), (SASS_SAMPLE, ""))
+            info = "cuobjdump info    : File 'x.o' does not contain device code\n"
+            with mock.patch.object(subprocess, "run", return_value=done([], 255, "", info)):
+                self.assertEqual(objcheck.sass_of(Path("x.o")), ("", ""))     # a host-only object
+            fatal = "cuobjdump fatal   : Could not find executable file 'nvdisasm'\n"
+            with mock.patch.object(subprocess, "run", return_value=done([], 1, "", fatal)):
+                text, note = objcheck.sass_of(Path("x.o"))
+                self.assertIsNone(text)
+                self.assertIn("nvdisasm", note)
+
+    @unittest.skipUnless(shutil.which("g++") and shutil.which("nm"), "needs g++ and nm")
+    def test_real_host_object(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            s = Path(tmp) / "a.cpp"
+            s.write_text("#include <algorithm>\n#include <cstdlib>\n#include <vector>\n"
+                         "void f(std::vector<int>& v) { std::sort(v.begin(), v.end()); std::system(\"true\"); }\n")
+            o = Path(tmp) / "a.o"
+            subprocess.run(["g++", "-O2", "-c", str(s), "-o", str(o)], check=True)
+            self.assertIn("system", objcheck.imports(o))
+            self.assertEqual(objcheck.bad_import(objcheck.imports(o))[0], "system")
+            hit = objcheck.forbidden_host_symbol(objcheck.defined_functions(o), ["std::sort"])
+            self.assertEqual(hit[0], "std::sort")
+            self.assertIn("std::__introsort_loop<", hit[1])
+
+
+class ParseOutputTest(unittest.TestCase):
+    """The reading of preprocessed output, on canned text (no preprocessor needed)."""
+
+    def test_markers_includes_renames_and_raw_strings(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            cwd = Path(tmp)
+            (cwd / "s.cu").write_text("")
+            text = "\n".join([
+                '# 0 "s.cu"', '# 0 "<built-in>"', '# 0 "<command-line>"',
+                '# 1 "/usr/include/stdc-predef.h" 1 3 4', '# 0 "<command-line>" 2',
+                '# 1 "cuda_runtime.h" 1', "int header_code;", '# 0 "<command-line>" 2',
+                '# 1 "s.cu"', "#define C cub", "int a;",
+                '# 1 "inc/x.h" 1', "int x_code = cub_x;", '# 4 "s.cu" 2',
+                'const char* r = R"d(', '# 1 "/usr/include/stdio.h" 1', ')d"; int b;',
+                " # 1 \"/usr/include/stdio.h\" 1", "C::Sum();",
+                '# 40 "other.cu"', "int c;", ""])
+            ps = tokencheck.parse_output(text, (cwd / "s.cu").resolve(), cwd, "host")
+            self.assertEqual(ps.broken, "")
+            toks = [(t.text, t.line) for t in ps.tokens]
+            self.assertIn(("a", 2), toks)
+            self.assertNotIn("header_code", [t for t, _ in toks])
+            self.assertNotIn("x_code", [t for t, _ in toks])
+            self.assertIn(("b", 6), toks)              # after the raw string, same line
+            self.assertIn(("Sum", 8), toks)            # the forged marker was code
+            self.assertIn(("c", 40), toks)             # still the student's file, renamed
+            self.assertEqual([(i.spelled, i.line) for i in ps.includes], [("inc/x.h", 3)])
+            self.assertEqual(ps.renames, [(9, "other.cu")])
+            self.assertEqual([(d.name, d.line, d.body) for d in ps.defines], [("C", 1, "cub")])
+
+    def test_uses_resolve_aliases_and_attributes(self):
+        toks: list = []
+        for n, line in enumerate(["namespace cg = cooperative_groups;", "cg::reduce(t, v);",
+                                  "__attribute__((aligned(16), __shared__)) int s[4];",
+                                  "::cub::DeviceScan::ExclusiveSum(x);", "o.reduce(1); p->sort();"], 1):
+            tokencheck.lex_line(line, n, None, toks)
+        uses = tokencheck.uses(toks)
+        got = {(tuple(u.chain), u.line) for u in uses}
+        self.assertIn((("cooperative_groups",), 1), got)
+        self.assertIn((("cooperative_groups", "reduce"), 2), got)
+        self.assertIn((("__shared__",), 3), got)
+        self.assertIn((("__aligned__",), 3), got)
+        self.assertIn((("cub", "DeviceScan", "ExclusiveSum"), 4), got)
+        self.assertNotIn((("reduce",), 5), got)    # members are no uses of a free function
+        self.assertNotIn((("sort",), 5), got)
+
+    def test_matching(self):
+        def use(chain, **kw):
+            return tokencheck.Use(chain, "::".join(chain), 1, **kw)
+        self.assertTrue(tokencheck.matches("cub::", use(["cub", "DeviceReduce"])))
+        self.assertTrue(tokencheck.matches("cub::", use(["cub"], namespace=True)))
+        self.assertFalse(tokencheck.matches("cub::", use(["cub"])))
+        self.assertFalse(tokencheck.matches("cub::", use(["mycub", "x"])))
+        self.assertTrue(tokencheck.matches("cub::Device", use(["cub", "DeviceSelect", "If"])))
+        self.assertFalse(tokencheck.matches("cub::Device", use(["cub", "BlockScan"])))
+        self.assertTrue(tokencheck.matches("__shfl", use(["__shfl_xor_sync"])))
+        self.assertTrue(tokencheck.matches("std::sort", use(["std", "ranges", "sort"]), exact=True))
+        self.assertFalse(tokencheck.matches("std::set", use(["std", "setw"]), exact=True))
+        self.assertFalse(tokencheck.matches("cooperative_groups::reduce", use(["cooperative_groups"],
+                                                                              namespace=True)))
+
+
+class CommandTest(unittest.TestCase):
+    def test_nvcc_words_of_a_cmake_command(self):
+        cmd = ("/usr/bin/ccache /usr/local/cuda/bin/nvcc -forward-unknown-to-host-compiler "
+               "-I/c/chapters/common/include -isystem /opt/gtest -O3 -DNDEBUG -std=c++17 "
+               "\"--generate-code=arch=compute_90,code=[compute_90,sm_90]\" -Xcompiler=-Wall,-Wextra -lineinfo "
+               "-MD -MT chapters/x.cu.o -MF chapters/x.cu.o.d -x cu -c /c/starter/01/x.cu -o chapters/x.cu.o")
+        import shlex
+        self.assertEqual(tokencheck.nvcc_argv(shlex.split(cmd), Path("/c/starter/01/x.cu")),
+                         ["/usr/local/cuda/bin/nvcc", "-forward-unknown-to-host-compiler",
+                          "-I/c/chapters/common/include", "-isystem", "/opt/gtest", "-O3", "-DNDEBUG",
+                          "-std=c++17", "--generate-code=arch=compute_90,code=[compute_90,sm_90]",
+                          "-Xcompiler=-Wall,-Wextra", "-lineinfo", "-x", "cu"])
+        self.assertIsNone(tokencheck.nvcc_argv(["fakecc", "x.cu", "-o", "x.o"], Path("x.cu")))
+
+    def test_chapter_include_dirs(self):
+        dirs = tokencheck.chapter_include_dirs(REPO, "07-kdtree-large-nodes")
+        rel = [str(d.relative_to(REPO / "chapters")) for d in dirs]
+        self.assertEqual(rel, ["common/include", "07-kdtree-large-nodes/include",
+                               "07-kdtree-large-nodes/reference", "03-device-stack/include",
+                               "03-device-stack/reference"])
+
+    @unittest.skipUnless(HAVE_NVCC, "needs nvcc")
+    def test_the_build_command_decides(self):
+        """With compile_commands.json the check preprocesses with the build's own -D flags."""
+        with tempfile.TemporaryDirectory() as tmp:
+            ex = EXERCISES["1.1"]
+            path = write_course_file(Path(tmp), ex, "#include <cub/device/device_reduce.cuh>\n" + HEAD_11
+                                     + "#ifdef CUDALAB_SECRET\n#define C cub\n#endif\n__global__ void k() {}\n"
+                                     + CUB_11)
+            build = Path(tmp) / "build"
+            build.mkdir()
+            nvcc = tokencheck.find_nvcc()
+            incs = " ".join(f"-I{d}" for d in tokencheck.chapter_include_dirs(REPO, ex.chapter_dir))
+            (build / "compile_commands.json").write_text(
+                f'[{{"directory": "{build}", "file": "{path}", '
+                f'"command": "{nvcc} {incs} -DCUDALAB_SECRET=1 -O3 -std=c++17 -x cu -c {path} -o x.o"}}]')
+            self.assertEqual(source.check_report(ex, path, root=REPO, build_dir=build).first.rule, "name")
+            (build / "compile_commands.json").write_text("[]")   # the course's flags: no CUDALAB_SECRET,
+            path.write_text(path.read_text() + "\n")            # so C stays C (another file: no cache)
+            self.assertIsNone(source.check_report(ex, path, root=REPO, build_dir=build).first)
+
+    def test_the_object_of_the_build(self):
+        ex = EXERCISES["1.2"]
+        with tempfile.TemporaryDirectory() as tmp:
+            build = Path(tmp)
+            d = (build / "chapters" / ex.chapter_dir / "CMakeFiles" / "cudalab_sum_shared_tree_starter.dir"
+                 / "__" / "__" / "starter" / ex.chapter_dir)
+            d.mkdir(parents=True)
+            (d / f"{ex.file}.o").write_bytes(b"")
+            self.assertEqual(source.find_object(ex, build, "starter"), d / f"{ex.file}.o")
+            self.assertIsNone(source.find_object(ex, build, "solution"))
+
+
+class FallbackTest(unittest.TestCase):
+    def test_without_nvcc_the_text_search_remains(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = write_course_file(Path(tmp), EXERCISES["1.1"],
+                                     "// cub:: in a comment\nint x = cub::Sum();\n")
+            with mock.patch.object(tokencheck, "find_nvcc", return_value=None):
+                rep = source.check_report(EXERCISES["1.1"], path, root=REPO)
+        self.assertEqual(rep.first.message, "uses forbidden API 'cub::' (line 2)")
+        self.assertIn("nvcc not found", rep.notes[0])
+
+    def test_strip_code_and_find_forbidden_still_work(self):
+        self.assertEqual(source.find_forbidden("ok\n/*cub::*/ thrust::x", ["cub::", "thrust::"]),
+                         ("thrust::", 2))
+
+
+if __name__ == "__main__":
+    unittest.main()

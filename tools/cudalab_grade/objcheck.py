@@ -1,0 +1,300 @@
+"""What the student's compiled object really contains: device instructions and host imports.
+
+- Device code: `cuobjdump -sass` lists the SASS of every function of the
+  object's cubins ("Function : <mangled name>", then one line per
+  instruction, "/*0050*/  @!P0 SHFL.DOWN PT, R3, R2, 0x10, 0x1f ;").
+  `forbidden_sass` finds the first instruction of a forbidden kind (the
+  manifest's `forbid_sass`: "SHFL" where shuffles are forbidden, "LDS",
+  "STS", "ATOMS" ... where shared memory is) in any function, however the
+  source reached it (cooperative groups, a builtin, inline PTX). cuobjdump
+  ships with the CUDA toolkit on GPU machines; without it this part is
+  skipped with a note.
+- Host imports: `nm -u` lists the symbols the object takes from elsewhere.
+  An exercise's object needs the CUDA runtime, nvcc's registration code and
+  C and C++ basics (strings, exceptions, printing); `bad_import` reports the
+  first import outside that allow-list (a process, file, network or
+  environment API, a thread, a library the exercise does not link).
+- Defined symbols (`nm -C`): template instantiations name the library they
+  come from, so `forbidden_host_symbol` finds a host algorithm (std::sort
+  leaves std::__introsort_loop<...> in the object) however it was called.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Kinds of SASS instruction a manifest can forbid, and what they are (for the student).
+SASS_KINDS = {
+    "SHFL": "a warp shuffle",
+    "REDUX": "a warp-wide reduction",
+    "MATCH": "a warp match (__match_any_sync)",
+    "VOTE": "a warp vote (__ballot_sync)",
+    "LDS": "a shared-memory load",
+    "STS": "a shared-memory store",
+    "ATOMS": "a shared-memory atomic",
+    "LDSM": "a shared-memory matrix load",
+    "STSM": "a shared-memory matrix store",
+    "LDGSTS": "an asynchronous copy into shared memory",
+    "SYNCS": "a shared-memory barrier (mbarrier)",
+    "UBLKCP": "a bulk copy into shared memory",
+    "UTMALDG": "a tensor-memory-accelerator load into shared memory",
+}
+SHARED_MEMORY_SASS = ("LDS", "STS", "ATOMS", "LDSM", "STSM", "LDGSTS", "SYNCS", "UBLKCP", "UTMALDG")
+
+_FUNCTION = re.compile(r"^\s*Function\s*:\s*(\S+)")
+_ARCH = re.compile(r"^\s*code for (sm_\w+)")
+# "/*0050*/  @!P0 SHFL.DOWN PT, R3, ..." -> address, opcode, modifiers (a guard predicate first)
+_INSN = re.compile(r"^\s*/\*([0-9a-fA-F]{4,})\*/\s+(?:\{\s*)?(?:@!?U?P(?:T|\d+)\s+)?"
+                   r"([A-Z][A-Z0-9_]*)((?:\.[A-Za-z0-9_]+)*)")
+
+
+@dataclass
+class SassFunction:
+    name: str                       # mangled, as cuobjdump prints it
+    arch: str = ""
+    instructions: list[tuple[str, str]] = field(default_factory=list)   # (address, OPCODE.MODS)
+
+
+def parse_sass(text: str) -> list[SassFunction]:
+    """The functions of `cuobjdump -sass` output, with their instructions."""
+    functions: list[SassFunction] = []
+    arch = ""
+    cur: SassFunction | None = None
+    for line in text.splitlines():
+        m = _ARCH.match(line)
+        if m:
+            arch, cur = m.group(1), None
+            continue
+        m = _FUNCTION.match(line)
+        if m:
+            cur = SassFunction(m.group(1), arch)
+            functions.append(cur)
+            continue
+        if cur is not None:
+            m = _INSN.match(line)
+            if m:
+                cur.instructions.append((m.group(1), m.group(2) + m.group(3)))
+    return functions
+
+
+def sass_matches(entry: str, opcode: str) -> bool:
+    """"SHFL" matches SHFL.DOWN, SHFL.IDX; "LDS" matches LDS.U8 and LDS.128 but not LDSM."""
+    base = opcode.split(".", 1)[0]
+    want = entry.split(".", 1)[0]
+    return base == want and (opcode == entry or opcode.startswith(entry + ".") or entry == want)
+
+
+def forbidden_sass(functions: list[SassFunction], forbid: tuple[str, ...] | list[str]
+                   ) -> tuple[str, SassFunction, str, str] | None:
+    """(entry, function, address, instruction) of the first forbidden instruction, or None."""
+    for fn in functions:
+        for addr, opcode in fn.instructions:
+            for entry in forbid:
+                if sass_matches(entry, opcode):
+                    return entry, fn, addr, opcode
+    return None
+
+
+def cuobjdump() -> str | None:
+    found = shutil.which("cuobjdump")
+    if found:
+        return found
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    cand = Path(nvcc).resolve().parent / "cuobjdump"
+    return str(cand) if cand.exists() else None
+
+
+def sass_of(obj: Path) -> tuple[str | None, str]:
+    """(cuobjdump -sass output, note); None and why when it cannot be had."""
+    tool = cuobjdump()
+    if tool is None:
+        return None, "cuobjdump not found: the device code was not checked"
+    try:
+        p = subprocess.run([tool, "-sass", str(obj)], capture_output=True, text=True, timeout=300,
+                           errors="replace")
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return None, f"cuobjdump failed: {e}"
+    if p.returncode != 0:
+        if "does not contain device code" in (p.stderr + p.stdout):
+            return "", ""
+        return None, f"cuobjdump -sass failed: {(p.stderr or p.stdout).strip()[:300]}"
+    return p.stdout, ""
+
+
+def has_device_code(text: str) -> bool:
+    """Whether cuobjdump's output shows any compiled device function."""
+    return bool(parse_sass(text))
+
+
+def demangle(names: list[str]) -> list[str]:
+    filt = shutil.which("c++filt")
+    if not names or not filt:
+        return list(names)
+    try:
+        p = subprocess.run([filt], input="\n".join(names), capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return list(names)
+    out = p.stdout.splitlines()
+    return out if len(out) == len(names) else list(names)
+
+
+def nm_lines(obj: Path, *flags: str) -> list[str] | None:
+    nm = shutil.which("nm")
+    if nm is None:
+        return None
+    try:
+        p = subprocess.run([nm, *flags, str(obj)], capture_output=True, text=True, timeout=120,
+                           errors="replace")
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if p.returncode != 0:
+        return None
+    return p.stdout.splitlines()
+
+
+def imports(obj: Path) -> list[str] | None:
+    """The demangled undefined symbols of obj (nm -u), or None without a usable nm."""
+    lines = nm_lines(obj, "-u")
+    if lines is None:
+        return None
+    names = []
+    for line in lines:
+        parts = line.split()
+        if len(parts) == 2 and parts[0] in ("U", "w", "v"):
+            names.append(parts[1])
+    return demangle(names)
+
+
+def defined_functions(obj: Path) -> list[str] | None:
+    """The demangled names of the functions obj defines (nm -C --defined-only, types T, W, i).
+    Data symbols are left out: a header's inline variable (CUB's headers bring
+    thrust::...::seq into every object that includes them) is not a use."""
+    lines = nm_lines(obj, "-C", "--defined-only")
+    if lines is None:
+        return None
+    out = []
+    for line in lines:
+        parts = line.split(None, 2)
+        if len(parts) == 3 and parts[1] in ("T", "t", "W", "w", "i"):
+            out.append(parts[2])
+    return out
+
+
+# ----------------------------------------------------------------------------
+# Host imports. Denied first (named by what they do), then the allow-list; anything
+# else is reported as unexpected.
+
+_DENY = [
+    ("starts or signals a process", r"system|popen|pclose|fork|vfork|clone3?|exec[lv]p?e?|execvpe|fexecve|"
+     r"posix_spawnp?|daemon|setsid|setpgid|setpgrp|kill|killpg|tkill|tgkill|ptrace|prctl|_exit|_Exit|"
+     r"quick_exit|at_quick_exit|signal|sigaction|sigprocmask|syscall|setrlimit|prlimit(64)?"),
+    ("loads code at run time", r"dlopen|dlmopen|dlsym|dlvsym|dlclose|dladdr"),
+    ("reads or changes the environment",
+     r"getenv|secure_getenv|setenv|putenv|unsetenv|clearenv|environ|__environ"),
+    ("opens, reads or changes files",
+     r"fopen(64)?|freopen(64)?|fdopen|open(at)?(64)?|__open(at)?(64)?_2|creat(64)?|"
+     r"mkstemps?(64)?|mkostemps?(64)?|tmpfile(64)?|tmpnam|tempnam|remove|rename(at2?)?|unlink(at)?|"
+     r"mkdir(at)?|rmdir|chdir|fchdir|chroot|f?chmod(at)?|[lf]?chown(at)?|link(at)?|symlink(at)?|"
+     r"readlink(at)?|truncate(64)?|ftruncate(64)?|opendir|fdopendir|readdir(64)?(_r)?|scandir(64)?|"
+     r"nftw(64)?|ftw(64)?|f?stat(at)?(64)?|lstat(64)?|__(f|l)?xstat(at)?(64)?|statx|access|faccessat|"
+     r"euidaccess|realpath|mmap(64)?|munmap|mprotect|memfd_create|shm_open|dup[23]?|pipe2?|read|write|"
+     r"pread(64)?|pwrite(64)?|readv|writev|ioctl|fcntl(64)?|sendfile(64)?|splice|inotify_\w+|"
+     r"std::basic_filebuf<.*|std::basic_[io]?fstream<.*|std::__basic_file<.*|std::filesystem::.*"),
+    ("uses the network", r"socket|socketpair|connect|bind|listen|accept4?|send(to|msg)?|recv(from|msg)?|"
+     r"getaddrinfo|gethostbyname2?|shutdown"),
+    ("starts threads", r"pthread_create|pthread_\w+|std::thread::.*|thrd_create|std::__once_call"),
+    ("is a CUDA call an exercise must not make (host callbacks, driver entry points, IPC, device reset)",
+     r"cudaLaunchHostFunc|cudaStreamAddCallback|cudaGetDriverEntryPoint\w*|cudaIpc\w+|cudaDeviceReset|"
+     r"cudaSetDeviceFlags|cudaDeviceSetLimit|cudaProfilerSt\w+|cudaGraphAddHostNode|cudaGraphHostNode\w*|"
+     r"cudaUserObject\w+"),
+]
+_DENY_RE = [(why, re.compile(rf"^(?:{pat})(?:\(.*)?$")) for why, pat in _DENY]
+
+_MATH = (r"(?:sqrt|cbrt|exp|exp2|expm1|log|log2|log10|log1p|pow|floor|ceil|round|lround|llround|rint|"
+         r"lrint|nearbyint|trunc|fabs|fmin|fmax|fmod|remainder|sin|cos|tan|asin|acos|atan|atan2|sinh|"
+         r"cosh|tanh|hypot|ldexp|frexp|modf|nextafter|ilogb|logb|scalbn|copysign|fma|erf|erfc|tgamma|"
+         r"lgamma)[fl]?")
+_ALLOW = [
+    r"cuda[A-Z]\w*", r"__cuda\w*", r"__nv\w*", r"__cxa_\w+", r"__gxx_personality_v0", r"_Unwind_\w+",
+    r"_GLOBAL_OFFSET_TABLE_", r"__dso_handle", r"__stack_chk_fail", r"__stack_chk_guard",
+    r"__assert_fail", r"__tls_get_addr", r"__errno_location",
+    r"atexit|exit|abort",
+    r"str(n?len|n?cmp|r?chr|str|n?cpy|n?cat|tol|toul|toll|toull|tod|tof)|mem(cpy|move|set|cmp|chr)|"
+    r"__(mem(cpy|move|set)|str(n?cpy|n?cat))_chk|ato[ilf]|atoll",
+    r"(v?f?|__v?f?)printf(_chk)?|(v?s?n?|__v?s?n?)printf(_chk)?|puts|putchar|fputs|fputc|putc|fwrite|"
+    r"fflush|stdout|stderr",
+    r"malloc|calloc|realloc|free|aligned_alloc|posix_memalign",
+    r"rand|srand|time|clock|clock_gettime|gettimeofday",
+    _MATH,
+    r"operator (new|delete)(\[\])?\(.*",
+    r"std::__throw_\w+\(.*", r"std::terminate\(\)", r"std::__glibcxx_assert_fail\(.*",
+    r"(typeinfo|typeinfo name|vtable) for (std::|__cxxabiv1::).*",
+    r"std::(exception|bad_alloc|bad_array_new_length|logic_error|runtime_error|invalid_argument|"
+    r"out_of_range|length_error|domain_error|range_error|overflow_error|underflow_error|bad_cast|"
+    r"bad_typeid|bad_function_call|system_error)::.*",
+    r"std::(__cxx11::)?basic_string<.*", r"std::(__cxx11::)?to_string\(.*",
+    r"std::(__cxx11::)?basic_(o|i)?stringstream<.*", r"std::(__cxx11::)?basic_stringbuf<.*",
+    r"std::ios_base_library_init\(\)", r"std::ios_base::.*", r"std::(cout|cerr|clog|endl\b.*)",
+    r"std::basic_ostream<.*", r"std::ostream::.*", r"std::__ostream_insert<.*", r"std::basic_ios<.*",
+    r"std::basic_streambuf<.*", r"std::locale::.*", r"std::ctype<.*", r"std::num_put<.*",
+    r"std::chrono::.*", r"std::_Hash_bytes\(.*", r"std::__detail::_Prime_rehash_policy::.*",
+    r"std::_Rb_tree_\w+\(.*", r"std::__detail::_List_node_base::.*", r"std::random_device::.*",
+]
+_ALLOW_RE = re.compile(r"^(?:" + "|".join(f"(?:{p})" for p in _ALLOW) + r")$")
+
+
+def import_problem(name: str) -> str | None:
+    """Why an import is not allowed, or None when it is."""
+    for why, rx in _DENY_RE:
+        if rx.match(name):
+            return why
+    if _ALLOW_RE.match(name):
+        return None
+    return "is not on the grader's list of imports an exercise needs"
+
+
+def bad_import(names: list[str]) -> tuple[str, str] | None:
+    """(import, why) of the first import outside the allow-list, or None."""
+    for name in names:
+        why = import_problem(name)
+        if why:
+            return name, why
+    return None
+
+
+# Host algorithms leave instantiations of these in the object even when the call itself
+# is inlined (recursive helpers are never inlined away); `entry<` is always tried too.
+HOST_INTERNALS = {
+    "std::sort": ("std::__sort<", "std::__introsort_loop<", "std::__final_insertion_sort<"),
+    "std::stable_sort": ("std::__stable_sort<", "std::__inplace_stable_sort<",
+                         "std::__stable_sort_adaptive", "std::__merge_sort_with_buffer<"),
+    "std::partial_sort": ("std::__partial_sort<", "std::__heap_select<"),
+    "std::nth_element": ("std::__introselect<",),
+    "std::make_heap": ("std::__make_heap<", "std::__adjust_heap<"),
+    "std::push_heap": ("std::__push_heap<",),
+    "std::pop_heap": ("std::__pop_heap<", "std::__adjust_heap<"),
+    "std::sort_heap": ("std::__sort_heap<", "std::__adjust_heap<"),
+    "std::priority_queue": ("std::priority_queue<", "std::__push_heap<", "std::__adjust_heap<"),
+    "std::inplace_merge": ("std::__inplace_merge<", "std::__merge_adaptive<", "std::__merge_without_buffer<"),
+    "std::merge": ("std::__merge<",),
+    "std::set": ("std::_Rb_tree<",), "std::multiset": ("std::_Rb_tree<",),
+    "std::map": ("std::_Rb_tree<",), "std::multimap": ("std::_Rb_tree<",),
+    "std::unordered_map": ("std::_Hashtable<",), "std::unordered_set": ("std::_Hashtable<",),
+    "std::unordered_multimap": ("std::_Hashtable<",), "std::unordered_multiset": ("std::_Hashtable<",),
+}
+
+
+def forbidden_host_symbol(symbols: list[str], forbid_host: tuple[str, ...] | list[str]
+                          ) -> tuple[str, str] | None:
+    """(entry, symbol) of the first defined symbol that instantiates a forbidden host algorithm."""
+    for entry in forbid_host:
+        if "::" not in entry:
+            continue
+        pats = (entry + "<",) + HOST_INTERNALS.get(entry, ())
+        for sym in symbols:
+            if any(p in sym for p in pats):
+                return entry, sym
+    return None
