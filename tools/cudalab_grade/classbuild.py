@@ -205,8 +205,13 @@ class ExerciseBuild:
 
 
 def build_exercise(sb: SharedBuild, ex: Exercise, copy_root: Path, targets: list[str],
-                   timeout: float, log, max_output: int = 1 << 20) -> ExerciseBuild:
-    """Compile the student's file of `ex` in copy_root, check its symbols, link its programs."""
+                   timeout: float, log, max_output: int = 1 << 20,
+                   sandbox_kind: str | None = None) -> ExerciseBuild:
+    """Compile the student's file of `ex` in copy_root, check its symbols, link its programs.
+
+    With `sandbox_kind`, the compiler runs sandboxed (sandbox.compile_prefix): it
+    reads the student's copy of the course and the system's folders, writes only
+    its object's folder; a student's `#include` reaches nothing else."""
     start = time.monotonic()
     out = ExerciseBuild()
     rel_src = f"starter/{ex.chapter_dir}/{ex.file}"
@@ -228,7 +233,13 @@ def build_exercise(sb: SharedBuild, ex: Exercise, copy_root: Path, targets: list
     cmd = sb.compile_cmd[ex.slug].replace(sb.starter_obj[ex.slug], str(obj))
     cmd = cmd.replace(str(sb.course) + "/", str(copy_root) + "/")
     env = {"CCACHE_BASEDIR": str(copy_root), "TMPDIR": str(obj.parent)}
-    p = _logged(cmd, build_dir, env, timeout, log, max_output)
+    prefix: list[str] = []
+    if sandbox_kind is not None:
+        from . import sandbox
+        readable = [copy_root] + [Path(d) for d in ("/opt",) if Path(d).is_dir()]
+        prefix = sandbox.compile_prefix(sandbox_kind, readable=readable, writable=[obj.parent])
+        env["CCACHE_DISABLE"] = "1"  # the cache is outside the sandbox
+    p = _logged(cmd, build_dir, env, timeout, log, max_output, prefix)
     if p.timed_out:
         return fail(f"did not compile: the compiler ran past the build time limit ({timeout:g} s)", [])
     if p.returncode != 0 or not obj.exists():
@@ -263,9 +274,10 @@ def _swap(cmd: str, old: str, new: str) -> str:
     return re.sub(rf"(?<=\s){re.escape(old)}(?=\s|$)", lambda _: shlex.quote(new), cmd)
 
 
-def _logged(cmd: str, cwd: Path, env: dict[str, str], timeout: float, log, max_output: int) -> proc.Proc:
+def _logged(cmd: str, cwd: Path, env: dict[str, str], timeout: float, log, max_output: int,
+            prefix: list[str] | None = None) -> proc.Proc:
     log.write(f"$ {cmd}\n")
-    p = proc.run(["/bin/sh", "-c", cmd], timeout, cwd, env, max_output=max_output)
+    p = proc.run([*(prefix or []), "/bin/sh", "-c", cmd], timeout, cwd, env, max_output=max_output)
     log.write(p.output)
     if p.timed_out:
         log.write(f"grade: stopped after {timeout:g} s\n")

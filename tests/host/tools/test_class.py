@@ -844,8 +844,14 @@ class MergeAndSlurmTest(unittest.TestCase):
             asked.append((kind, [str(p) for p in readable]))
             return [str(box), "--kind", kind, "--"]
         Path(self.course.env["FAKE_LOG"]).unlink()
+        compiled = []
+
+        def compile_prefix(kind, *, readable, writable, **kw):  # the compiler is sandboxed too
+            compiled.append((kind, [str(p) for p in writable]))
+            return [str(box), "--kind", kind, "--"]
         with mock.patch.object(sandbox, "detect", return_value="bwrap"), \
-                mock.patch.object(sandbox, "runner_prefix", runner_prefix):
+                mock.patch.object(sandbox, "runner_prefix", runner_prefix), \
+                mock.patch.object(sandbox, "compile_prefix", compile_prefix):
             code, _, err = self.course.grade("--submissions", str(self.subs), "--out",
                                              str(self.tmp / "boxed"), "--no-sandbox", "-q")
             self.assertEqual(code, 0, err)
@@ -854,6 +860,8 @@ class MergeAndSlurmTest(unittest.TestCase):
         self.assertEqual(code, 0, err)
         runs = [r for r in self.course.runs() if str(out) in r["argv"][0]]
         self.assertEqual(len(runs), 6)  # 3 students, 2 exercises, no hidden tests
+        self.assertTrue(compiled and all(k == "bwrap" and len(w) == 1 and "/grade-obj" in w[0]
+                                         for k, w in compiled), compiled)
         self.assertEqual({r["prefix"] for r in runs}, {json.dumps([str(box), "--kind", "bwrap", "--"])})
         self.assertEqual(sorted(asked), sorted(
             ("bwrap", [str(out / "work" / name / "course" / "build" / "default" / "bin")])

@@ -172,7 +172,7 @@ class StateTest(unittest.TestCase):
 
     def test_parse_steps(self):
         self.assertEqual(gc.parse_steps("bench,build"), ["build", "bench"])
-        self.assertEqual(gc.parse_steps("build,test,grade,sanitize,bench"), list(gc.STEPS))
+        self.assertEqual(gc.parse_steps("build,test,grade,redteam,sanitize,bench"), list(gc.STEPS))
         with self.assertRaises(ValueError):
             gc.parse_steps("build,deploy")
 
