@@ -101,11 +101,13 @@ class Checker {
     Allocation a;
     a.size = size;
     a.mapped = (std::max<std::size_t>(size, 1) + granularity_ - 1) / granularity_ * granularity_;
-    a.va = take_range(a.mapped);
+    // One unmapped granule after each mapping: a read or write past it faults
+    // (and compute-sanitizer memcheck names it) instead of reaching the next buffer.
+    a.va = take_range(a.mapped + granularity_);
     if (a.va == 0) return cudaErrorMemoryAllocation;
     CUmemAllocationProp prop = wire::allocation_prop(device_);
     if (drv_.create(&a.handle, a.mapped, &prop, 0) != CUDA_SUCCESS) {
-      give_range(a.va, a.mapped);
+      give_range(a.va, a.mapped + granularity_);
       return cudaErrorMemoryAllocation;
     }
     CUmemAccessDesc access = wire::access_desc(device_);
@@ -113,12 +115,20 @@ class Checker {
         drv_.set_access(a.va, a.mapped, &access, 1) != CUDA_SUCCESS) {
       drv_.unmap(a.va, a.mapped);
       drv_.release(a.handle);
-      give_range(a.va, a.mapped);
+      give_range(a.va, a.mapped + granularity_);
       return cudaErrorMemoryAllocation;
     }
     // End-aligned: an overrun past the buffer leaves the mapping and faults.
     const std::size_t slack = (size + kPointerAlign - 1) / kPointerAlign * kPointerAlign;
     a.user = a.va + a.mapped - slack;
+    // The bytes between the buffer's end and the mapping's end read as poison
+    // (0xA5), not as zeros: a kernel that reads past n sums garbage, and a test sees it.
+    if (slack > size && cudaMemset(reinterpret_cast<void*>(a.user + size), 0xA5, slack - size) != cudaSuccess) {
+      drv_.unmap(a.va, a.mapped);
+      drv_.release(a.handle);
+      give_range(a.va, a.mapped + granularity_);
+      return cudaErrorMemoryAllocation;
+    }
     allocations_[a.va] = a;
     *ptr = reinterpret_cast<void*>(a.user);
     return cudaSuccess;
@@ -136,7 +146,7 @@ class Checker {
     const CUdeviceptr va = a->va;
     const std::size_t mapped = a->mapped;
     allocations_.erase(va);
-    give_range(va, mapped);
+    give_range(va, mapped + granularity_);
     return true;
   }
 
