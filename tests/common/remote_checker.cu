@@ -432,7 +432,15 @@ class Checker {
       const char* name = sigabbrev_np(sig);
       return std::string("it was killed by SIG") + (name != nullptr ? name : std::to_string(sig).c_str());
     }
-    if (WIFEXITED(status)) return "it exited with code " + std::to_string(WEXITSTATUS(status));
+    if (WIFEXITED(status)) {
+      const int code = WEXITSTATUS(status);
+      // A sandbox (bwrap, sandbox_init.sh) reports its child's signal N as 128 + N.
+      const char* name = code > 128 && code < 128 + 65 ? sigabbrev_np(code - 128) : nullptr;
+      if (name != nullptr && !env_or("CUDALAB_RUNNER_PREFIX", "").empty()) {
+        return std::string("it was killed by SIG") + name + " (exit code " + std::to_string(code) + ")";
+      }
+      return "it exited with code " + std::to_string(code);
+    }
     return "it ended";
   }
 

@@ -219,6 +219,8 @@ def _prepare_inner(co: ClassOptions, sb: classbuild.SharedBuild, b: Built) -> No
     if co.sandbox_kind is not None:  # the runner sees its own folder, nothing else of the class
         (build_dir / "bin").mkdir(parents=True, exist_ok=True)
         use_sandbox(opts, [build_dir / "bin"], co.sandbox_kind)
+        from . import sandbox
+        opts.cgroups = sandbox.Cgroup.available(controllers=("memory", "pids"))
     for ex in co.exercises:  # a checker missing from the instructor's build
         for t in (ex.test_target("starter"),) + ((ex.hidden_target("starter"),)
                                                  if ex.slug in sb.hidden else ()):

@@ -23,6 +23,7 @@ SANITIZER_MAX_N = "4194304"
 # The quick pass every default grade runs after the tests pass: the battery's
 # small sizes (a few tiles and blocks, every warp and block boundary the tests
 # use up to there) under memcheck and racecheck, within QUICK_LIMIT seconds a tool.
+PIDS_MAX = 1024  # processes (threads included) of one program in its cgroup
 QUICK_TOOLS = ("memcheck", "racecheck")
 QUICK_MAX_N = "70000"
 QUICK_LIMIT = 90.0
@@ -57,6 +58,8 @@ class Options:
     checker_bin: Path | None = None
     # argv words put before each runner (the sandbox, sandbox.py); [] = none
     runner_prefix: list[str] = field(default_factory=list)
+    # each test program and benchmark in a cgroup v2 of its own (class grading, where available)
+    cgroups: bool = False
 
     def clean(self, text: str) -> str:
         for prefix in self.strip_paths:
@@ -97,7 +100,20 @@ class Options:
         return max(1.0, min(self.timeout, self.deadline - time.monotonic()))
 
     def run(self, cmd: list[str], env: dict[str, str] | None = None) -> proc.Proc:
-        return proc.run(cmd, self.time_limit(), self.root, env if env is not None else self.env(),
+        """Runs a program of the exercise within the limits; in a cgroup of its own
+        (memory of all its processes, a process count) where `cgroups` is set and the
+        machine offers cgroup v2, else under proc.py's watchdog of its process group."""
+        env = env if env is not None else self.env()
+        if self.cgroups:
+            from . import sandbox
+            try:
+                cg = sandbox.Cgroup(memory_max=self.max_rss or None, pids_max=PIDS_MAX)
+                with cg:
+                    return proc.run(cmd, self.time_limit(), self.root, env,
+                                    max_output=self.max_output, cgroup=cg)
+            except OSError:
+                pass  # no cgroup after all: the watchdog
+        return proc.run(cmd, self.time_limit(), self.root, env,
                         max_output=self.max_output, max_rss=self.max_rss)
 
 
@@ -413,7 +429,8 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
         return
     cmd = [str(opts.exe(target)), f"--benchmark_filter={bench.filter_for(perf.benchmark, perf.baseline)}",
            "--benchmark_format=json", "--benchmark_repetitions=3"]
-    p = opts.run(cmd)
+    # The benchmark links the student's object: it runs in the runner's sandbox too.
+    p = opts.run(opts.runner_prefix + cmd)
     if p.timed_out or p.returncode != 0:
         res.reason += f"; perf: benchmark {'timed out' if p.timed_out else p.failure()}"
         res.details.append(gtest.tail(p.output))

@@ -550,6 +550,33 @@ class PerfAndSanitizerTest(GradeTestCase):
         self.assertIn("--benchmark_filter=" + bench.filter_for("alpha/int32/1024", "cub_base/int32/1024"), argv)
         self.assertIn("--benchmark_repetitions=3", argv)
 
+    def test_benchmark_runs_in_the_sandbox(self):
+        # The benchmark links the student's object: it gets the runner's sandbox prefix.
+        self.tree.passing("alpha")
+        self.bench([
+            {"name": "alpha/int32/1024/manual_time_median", "run_name": "alpha/int32/1024/manual_time",
+             "run_type": "aggregate", "aggregate_name": "median", "real_time": 1.0, "time_unit": "ms"},
+            {"name": "cub_base/int32/1024/manual_time_median", "run_name": "cub_base/int32/1024/manual_time",
+             "run_type": "aggregate", "aggregate_name": "median", "real_time": 1.0, "time_unit": "ms"},
+        ])
+        box = self.tree.tools / "fake-box"
+        boxed = Path(self._tmp.name) / "boxed.log"
+        _write_exe(box, f"""
+            import os, sys
+            rest = sys.argv[sys.argv.index("--") + 1:]
+            with open({str(boxed)!r}, "a") as f:
+                f.write(os.path.basename(rest[0]) + "\\n")
+            os.execv(rest[0], rest)
+        """)
+
+        def fake_sandbox(opts, readable, kind=None):
+            opts.runner_prefix = [str(box), "--"]
+            return "fake"
+        with mock.patch.object(grade_cli, "use_sandbox", fake_sandbox):
+            _, data, _ = self.tree.grade_json("--no-build", "--perf", "--fast", "1.1")
+        self.assertEqual(self.exercise(data, "1.1")["ratio"], 1.0)
+        self.assertIn("alpha_bench_starter", boxed.read_text().split())
+
     def test_filter_takes_the_suffixes_google_benchmark_appends(self):
         # Chapter 6's Boost baselines of big graphs run Iterations(1)->Repetitions(1): their
         # runs are named ".../iterations:1/repeats:1/manual_time", and a filter that allowed
