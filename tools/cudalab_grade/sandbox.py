@@ -271,7 +271,11 @@ def prefix(kind: Kind, *, readable=(), writable=(), gpu: bool = False, sysfs: bo
     where = ["--chdir", chdir] if chdir else []
     drop = _drop(kind, uid)
     if kind == "bwrap":
-        namespaces = ["--die-with-parent", "--new-session", "--unshare-pid",
+        # No --new-session: the runner stays in the checker's process group, whose
+        # memory the grader's watchdog adds up where no cgroup is available; it has
+        # no controlling terminal to abuse (the grader starts programs in sessions
+        # of their own, stdin from /dev/null).
+        namespaces = ["--die-with-parent", "--unshare-pid",
                       *([] if net else ["--unshare-net"]),
                       "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox"]
         if os.geteuid() != 0:

@@ -282,9 +282,10 @@ class PrefixTest(unittest.TestCase):
             words = sandbox.runner_prefix("bwrap", readable=[REPO / "tools"])
         self.assertEqual(words[:3], ["/bin/sh", str(sandbox.INIT), "--"])
         self.assertEqual(words[3], "/opt/bwrap")
-        for w in ("--unshare-net", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session"):
+        for w in ("--unshare-net", "--unshare-pid", "--unshare-ipc", "--die-with-parent"):
             self.assertIn(w, words)
         self.assertNotIn("--unshare-user", words)
+        self.assertNotIn("--new-session", words)  # the runner stays in the checker's process group
         i = words.index("/dev/nvidia0")
         self.assertEqual(words[i - 1], "--dev-bind")
         i = words.index(str(REPO / "tools"))
