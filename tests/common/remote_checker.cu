@@ -33,6 +33,7 @@ using wire::Driver;
 
 // compute-sanitizer's --error-exitcode when it runs as the runner's prefix (tools/grade, gpu-check)
 constexpr int kSanitizerExit = 86;
+constexpr const char* kKilled = "it did not answer and was killed";
 constexpr std::size_t kPointerAlign = 256;           // what cudaMalloc guarantees
 // A call may copy this much from device to host (counters, flags per
 // level), or a quarter of the bytes its buffers hold, whichever is more.
@@ -411,11 +412,13 @@ class Checker {
     return rc > 0;
   }
 
-  std::string runner_end() {
+  // Waits up to `seconds` for the runner to exit by itself (then kills it) and
+  // says how it ended; notes compute-sanitizer's error exit.
+  std::string runner_end(double seconds = 1.0) {
     if (pid_ <= 0) return "";
     int status = 0;
     pid_t done = 0;
-    for (int i = 0; i < 100 && done == 0; ++i) {  // up to 1 s for it to exit by itself
+    for (double waited = 0; done == 0 && waited < seconds; waited += 0.01) {
       done = waitpid(pid_, &status, WNOHANG);
       if (done == 0) usleep(10000);
     }
@@ -423,7 +426,7 @@ class Checker {
       kill(pid_, SIGKILL);
       waitpid(pid_, &status, 0);
       pid_ = -1;
-      return "it did not answer and was killed";
+      return kKilled;
     }
     pid_ = -1;
     if (WIFEXITED(status) && WEXITSTATUS(status) == kSanitizerExit) sanitizer_found_ = true;
@@ -459,21 +462,10 @@ class Checker {
     if (sock_ >= 0) {
       close(sock_);
       sock_ = -1;
-      int status = 0;
       const double limit = std::atof(env_or("CUDALAB_RUNNER_EXIT_TIMEOUT", "600").c_str());
-      pid_t done = 0;
-      for (double waited = 0; done == 0 && waited < limit; waited += 0.01) {
-        done = waitpid(pid_, &status, WNOHANG);
-        if (done == 0) usleep(10000);
-      }
-      if (done == 0) {
-        kill(pid_, SIGKILL);
-        waitpid(pid_, &status, 0);
+      if (runner_end(limit) == kKilled) {
         std::fprintf(stderr, "cudalab: the exercise's runner did not end after the tests; killed\n");
-      } else if (WIFEXITED(status) && WEXITSTATUS(status) == kSanitizerExit) {
-        sanitizer_found_ = true;
       }
-      pid_ = -1;
     }
     if (sanitizer_found_) {
       std::fprintf(stderr, "cudalab: compute-sanitizer found errors in the exercise's code (its report "

@@ -14,9 +14,8 @@ error costs only its own exercise, and a submission costs a few compiler
 runs, not a whole build. ccache, when the build uses it, still serves files
 it has seen (a resubmitted or unchanged file).
 
-The student's object is also checked for forbidden APIs by its symbols
-(`nm -C`, and `cuobjdump` on the device code when it is installed): a
-forbidden library reached through a macro or an alias is still found there.
+The student's object is then checked for forbidden APIs (source.check_object:
+its symbols, imports and device instructions), by the caller, classgrade.
 """
 from __future__ import annotations
 
@@ -200,7 +199,6 @@ def _read_commands(sb: SharedBuild, ex: Exercise, targets: list[str]) -> None:
 class ExerciseBuild:
     """What building one student's exercise gave: per target, None (built) or (reason, details)."""
     not_built: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
-    forbidden: tuple[str, str] | None = None   # (forbidden string, symbol)
     seconds: float = 0.0
 
 
@@ -249,9 +247,6 @@ def build_exercise(sb: SharedBuild, ex: Exercise, copy_root: Path, targets: list
         if p.memory_exceeded is not None:
             errors.insert(0, f"the compiler was stopped: {p.failure()}")
         return fail("did not compile", errors or [gtest_tail(p.output)])
-    hit = forbidden_symbol(obj, ex.forbid)
-    if hit:
-        out.forbidden = hit
     for t in targets:
         if t not in sb.link_cmd:
             out.not_built[t] = (f"not built: {sb.problems.get(t, 'no link command')}", [])
@@ -288,52 +283,3 @@ def _logged(cmd: str, cwd: Path, env: dict[str, str], timeout: float, log, max_o
 def gtest_tail(text: str, lines: int = 15) -> str:
     rows = text.rstrip().splitlines()
     return "\n".join(rows[-lines:]) or "(no output)"
-
-
-def symbols(obj: Path) -> list[str]:
-    """Demangled names of every symbol of an object: host (nm -C) and device (cuobjdump)."""
-    names: list[str] = []
-    nm = shutil.which("nm")
-    if nm:
-        p = subprocess.run([nm, "-C", str(obj)], capture_output=True, text=True, timeout=120)
-        for line in p.stdout.splitlines():
-            parts = line.split(None, 2) if line[:1] not in (" ",) else line.split(None, 1)
-            if parts:
-                names.append(parts[-1])
-    cuobjdump = shutil.which("cuobjdump") or _toolkit_tool("cuobjdump")
-    if cuobjdump:
-        p = subprocess.run([cuobjdump, "-symbols", str(obj)], capture_output=True, text=True,
-                           timeout=120)
-        mangled = [ln.split()[-1] for ln in p.stdout.splitlines() if ln.strip().startswith("STT_")]
-        filt = shutil.which("c++filt")
-        if mangled and filt:
-            d = subprocess.run([filt], input="\n".join(mangled), capture_output=True, text=True,
-                               timeout=120)
-            names += d.stdout.splitlines()
-        else:
-            names += mangled
-    return names
-
-
-def _toolkit_tool(name: str) -> str | None:
-    nvcc = shutil.which("nvcc")
-    if nvcc:
-        p = Path(nvcc).resolve().parent / name
-        if p.exists():
-            return str(p)
-    return None
-
-
-def forbidden_symbol(obj: Path, forbid: tuple[str, ...] | list[str]) -> tuple[str, str] | None:
-    """(forbidden string, symbol) for the first symbol of obj naming a forbidden API, or None."""
-    if not forbid:
-        return None
-    try:
-        names = symbols(obj)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    hits = [(bad, name) for name in names for bad in forbid if bad in name]
-    if not hits:
-        return None
-    # the most readable: a fully demangled name (no stub, no guard variable), the shortest
-    return min(hits, key=lambda h: ("__device_stub" in h[1] or "guard variable" in h[1], len(h[1])))

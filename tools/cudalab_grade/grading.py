@@ -20,10 +20,10 @@ MEMORY = "memory"
 # statuses that mean the exercise was graded on a GPU (as opposed to not graded at all)
 GRADED = frozenset({PASSED, FAILED, CRASHED, TIMEOUT, SANITIZER, MEMORY})
 SANITIZER_MAX_N = "4194304"
+PIDS_MAX = 1024  # processes (threads included) of one program in its cgroup
 # The quick pass every default grade runs after the tests pass: the battery's
 # small sizes (a few tiles and blocks, every warp and block boundary the tests
 # use up to there) under memcheck and racecheck, within QUICK_LIMIT seconds a tool.
-PIDS_MAX = 1024  # processes (threads included) of one program in its cgroup
 QUICK_TOOLS = ("memcheck", "racecheck")
 QUICK_MAX_N = "70000"
 QUICK_LIMIT = 90.0
@@ -99,22 +99,23 @@ class Options:
             return self.timeout
         return max(1.0, min(self.timeout, self.deadline - time.monotonic()))
 
-    def run(self, cmd: list[str], env: dict[str, str] | None = None) -> proc.Proc:
-        """Runs a program of the exercise within the limits; in a cgroup of its own
-        (memory of all its processes, a process count) where `cgroups` is set and the
-        machine offers cgroup v2, else under proc.py's watchdog of its process group."""
+    def run(self, cmd: list[str], env: dict[str, str] | None = None,
+            limit: float | None = None) -> proc.Proc:
+        """Runs a program of the exercise within the limits (`limit` seconds, else
+        time_limit()); in a cgroup of its own (memory of all its processes, a process
+        count) where `cgroups` is set and the machine offers cgroup v2, else under
+        proc.py's watchdog of its process group."""
         env = env if env is not None else self.env()
+        limit = limit if limit is not None else self.time_limit()
         if self.cgroups:
             from . import sandbox
             try:
                 cg = sandbox.Cgroup(memory_max=self.max_rss or None, pids_max=PIDS_MAX)
                 with cg:
-                    return proc.run(cmd, self.time_limit(), self.root, env,
-                                    max_output=self.max_output, cgroup=cg)
+                    return proc.run(cmd, limit, self.root, env, max_output=self.max_output, cgroup=cg)
             except OSError:
                 pass  # no cgroup after all: the watchdog
-        return proc.run(cmd, self.time_limit(), self.root, env,
-                        max_output=self.max_output, max_rss=self.max_rss)
+        return proc.run(cmd, limit, self.root, env, max_output=self.max_output, max_rss=self.max_rss)
 
 
 @dataclass
@@ -387,7 +388,7 @@ def run_sanitizer(ex: Exercise, opts: Options, res: Result, tool: str, quick: bo
         log = Path(tmp) / "runner.log"
         env = opts.env() | {"CUDALAB_MAX_N": max_n} | opts.runner_env(ex, log, tool_words)
         limit = min(opts.time_limit(), QUICK_LIMIT) if quick else opts.time_limit()
-        p = proc.run(cmd, limit, opts.root, env, max_output=opts.max_output, max_rss=opts.max_rss)
+        p = opts.run(cmd, env, limit)
         found = gtest.read_tail(log, limit=64 << 10, lines=400)
     p.output = found + "\n" + p.output
     if p.returncode == 0:
