@@ -8,8 +8,9 @@
 #                      links the student's code, and calls it in S_runner_I
 #   S_runner_I         bin/S_runner_I, the runner: that library + the API's server; the
 #                      checker starts it (cudalab/test/remote.hpp)
-#   S_bench_I          bin/S_bench_I: C/bench/S_bench.cu + its group's baselines
-#                      (compiled once per group) + that library
+#   S_bench_I          bin/S_bench_I, a checker too: C/bench/S_bench.cu + its group's
+#                      baselines (compiled once per group) + the proxy; it times the
+#                      exercise's calls in S_runner_I (cudalab/bench.cuh)
 # and the chapter library cudalab_chNN_I holding every exercise of the chapter.
 # The CTest test "C/S" runs the solution's tests.
 # With CUDALAB_HIDDEN_TESTS_DIR set (the instructor's hidden tests, kept out of
@@ -148,13 +149,16 @@ function(cudalab_add_exercises)
         endif()
       endif()
       if(CUDALAB_BUILD_BENCHMARKS)
-        set(objs $<TARGET_OBJECTS:${slug}_bench_obj> $<TARGET_OBJECTS:${lib}>)
+        # A checker too: the exercise's calls go to S_runner_I through the
+        # proxy, timed by this program; the baselines run here.
+        set(objs $<TARGET_OBJECTS:${slug}_bench_obj> $<TARGET_OBJECTS:${slug}_remote_proxy>)
         if(C_BASELINES)
           list(APPEND objs $<TARGET_OBJECTS:${baselines}>)
         endif()
         add_executable(${slug}_bench_${impl} ${objs})
-        target_link_libraries(${slug}_bench_${impl} PRIVATE cudalab::bench_main)
+        target_link_libraries(${slug}_bench_${impl} PRIVATE cudalab::bench_main cudalab::remote_checker)
         set_target_properties(${slug}_bench_${impl} PROPERTIES LINKER_LANGUAGE CUDA)
+        add_dependencies(${slug}_bench_${impl} ${slug}_runner_${impl})
       endif()
     endforeach()
   endforeach()

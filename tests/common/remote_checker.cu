@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -158,6 +159,43 @@ class Checker {
     if (region_ != 0) CUDALAB_CHECK(cudaDeviceSynchronize());
     std::vector<const Allocation*> reach = reachable(args, arg_bytes);
     ensure_runner();
+    Bytes reply;
+    if (timing_) {
+      // The same trip without the call, then the call: their difference is
+      // the call's own time (its host code, kernels and their completion).
+      const auto t0 = Clock::now();
+      round_trip(kNullCall, reach, args, arg_bytes, &reply);
+      const auto t1 = Clock::now();
+      const std::size_t got = round_trip(key, reach, args, arg_bytes, &reply);
+      const auto t2 = Clock::now();
+      null_seconds_ += std::chrono::duration<double>(t1 - t0).count();
+      call_seconds_ += std::chrono::duration<double>(t2 - t1).count();
+      ++timed_calls_;
+      return finish_call(reply, got, reach, reply_bytes);
+    }
+    const std::size_t got = round_trip(key, reach, args, arg_bytes, &reply);
+    return finish_call(reply, got, reach, reply_bytes);
+  }
+
+  // Benchmarks: from the first call on, every call is timed with a null call
+  // before it; returns the calls since the last take and their seconds.
+  int take_call_times(double* call_seconds, double* null_seconds) {
+    std::lock_guard<std::mutex> lock(mu_);
+    timing_ = true;
+    const int calls = timed_calls_;
+    if (call_seconds != nullptr) *call_seconds = call_seconds_;
+    if (null_seconds != nullptr) *null_seconds = null_seconds_;
+    timed_calls_ = 0;
+    call_seconds_ = null_seconds_ = 0;
+    return calls;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  // Sends the mappings of `reach` and one call, waits for the reply; returns its bytes.
+  std::size_t round_trip(const std::string& key, const std::vector<const Allocation*>& reach, const Bytes& args,
+                         std::size_t arg_bytes, Bytes* reply) {
     // The mappings of this call, in batches of at most kMaxFds descriptors.
     for (std::size_t first = 0; first < reach.size(); first += wire::kMaxFds) {
       const std::size_t last = std::min(reach.size(), first + wire::kMaxFds);
@@ -186,11 +224,16 @@ class Checker {
     Bytes msg = w.take();
     if (!wire::send_message(sock_, wire::kCall, msg.data(), bytes)) lost("sending the call");
     wire::Header h{};
-    Bytes reply;
-    if (!wait_readable() || !wire::recv_message(sock_, &h, &reply, nullptr) || h.kind != wire::kReply) {
+    if (!wait_readable() || !wire::recv_message(sock_, &h, reply, nullptr) || h.kind != wire::kReply) {
       lost("waiting for the result");
     }
-    Reader r(reply.data(), h.bytes);
+    return h.bytes;
+  }
+
+  // Reads a reply: the result, or the exception to rethrow.
+  Bytes finish_call(const Bytes& reply, std::size_t reply_size, const std::vector<const Allocation*>& reach,
+                    std::size_t* reply_bytes) {
+    Reader r(reply.data(), reply_size);
     const auto status = r.get<std::uint32_t>();
     const auto d2h = r.get<std::uint64_t>();
     const auto type_len = r.get<std::uint64_t>();
@@ -218,7 +261,6 @@ class Checker {
     return {};
   }
 
- private:
   Checker() = default;
 
   // Without a GPU there is no memory to share: calls still reach the runner
@@ -329,7 +371,7 @@ class Checker {
     path.assign(buf, static_cast<std::size_t>(n));
     const std::size_t slash = path.rfind('/');
     std::string name = path.substr(slash + 1);
-    for (const char* marker : {"_hidden_test_", "_test_"}) {
+    for (const char* marker : {"_hidden_test_", "_test_", "_bench_"}) {
       const std::size_t at = name.rfind(marker);
       if (at != std::string::npos) {
         name = name.substr(0, at) + "_runner_" + name.substr(at + std::strlen(marker));
@@ -517,6 +559,10 @@ class Checker {
   pid_t pid_ = -1;
   bool no_device_ = false;
   bool sanitizer_found_ = false;
+  bool timing_ = false;        // benchmarks: a null call before each call, both timed
+  int timed_calls_ = 0;
+  double call_seconds_ = 0;
+  double null_seconds_ = 0;
 };
 
 }  // namespace
@@ -528,6 +574,12 @@ Bytes invoke(const std::string& key, Bytes args, std::size_t arg_bytes, std::siz
 }  // namespace cudalab::remote
 
 extern "C" int cudalab_remote_finish() { return cudalab::remote::Checker::get().finish(); }
+
+// For cudalab/bench.cuh (a weak reference there): the exercise calls since
+// the last take, their seconds and those of the null calls before them.
+extern "C" int cudalab_remote_call_times(double* call_seconds, double* null_seconds) {
+  return cudalab::remote::Checker::get().take_call_times(call_seconds, null_seconds);
+}
 
 extern "C" cudaError_t __wrap_cudaMalloc(void** ptr, size_t size) {
   if (ptr == nullptr) return cudaErrorInvalidValue;

@@ -305,6 +305,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   signal(SIGPIPE, SIG_IGN);
+  // The null call: the same way through the socket, the mappings and the
+  // synchronization as an exercise's call, without the call. A benchmark's
+  // checker times one before each timed call and subtracts it
+  // (cudalab_remote_call_times in remote_checker.cu).
+  cudalab::remote::add_handler(cudalab::remote::kNullCall,
+                               [](cudalab::remote::Reader&, cudaStream_t, std::size_t* bytes) {
+                                 *bytes = 0;
+                                 return cudalab::remote::Bytes{};
+                               });
   cudalab::remote::register_exercise();
   return cudalab::remote::run_server(sock, static_cast<CUdeviceptr>(base), static_cast<std::size_t>(size));
 }

@@ -80,8 +80,8 @@ class SharedBuild:
 
 
 def targets_for(ex: Exercise, perf: bool, hidden: bool) -> list[str]:
-    """What the instructor's build makes of one exercise: the checkers (test
-    programs, trusted: no student code), the starter's runner and benchmark."""
+    """What the instructor's build makes of one exercise: the checkers (test and
+    benchmark programs, trusted: no student code) and the starter's runner."""
     ts = [ex.test_target("starter"), ex.runner_target("starter")]
     if hidden:
         ts.append(ex.hidden_target("starter"))
@@ -91,12 +91,10 @@ def targets_for(ex: Exercise, perf: bool, hidden: bool) -> list[str]:
 
 
 def student_targets(ex: Exercise, perf: bool) -> list[str]:
-    """What each submission links with its own object: the runner (and the
-    benchmark). The checkers are the instructor's, never relinked."""
-    ts = [ex.runner_target("starter")]
-    if perf and ex.perf:
-        ts.append(ex.bench_target("starter"))
-    return ts
+    """What each submission links with its own object: the runner. The checkers
+    (test and benchmark programs) are the instructor's, never relinked."""
+    del perf  # the benchmark is a checker too: it calls the student's runner
+    return [ex.runner_target("starter")]
 
 
 def hidden_file(ex: Exercise, hidden_dir: Path | None) -> Path | None:

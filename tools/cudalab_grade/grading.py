@@ -428,17 +428,23 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
         res.reason += f"; perf: benchmark not built ({opts.not_built[target][0]})"
         res.details.extend(opts.not_built[target][1])
         return
-    cmd = [str(opts.exe(target)), f"--benchmark_filter={bench.filter_for(perf.benchmark, perf.baseline)}",
-           "--benchmark_format=json", "--benchmark_repetitions=3"]
-    # The benchmark links the student's object: it runs in the runner's sandbox too.
-    p = opts.run(opts.runner_prefix + cmd)
+    # The benchmark program is a checker (the instructor's, in class grading): it
+    # times the student's calls in the runner, sandboxed, from outside. Its JSON
+    # goes to a file of the grader's; what the runner prints is never read.
+    with tempfile.TemporaryDirectory(prefix="cudalab-bench-") as tmp:
+        out = Path(tmp) / "bench.json"
+        cmd = [str(opts.checker(target)),
+               f"--benchmark_filter={bench.filter_for(perf.benchmark, perf.baseline)}",
+               "--benchmark_repetitions=3", f"--benchmark_out={out}", "--benchmark_out_format=json"]
+        p = opts.run(cmd, opts.env() | opts.runner_env(ex, Path(tmp) / "runner.log"))
+        text = out.read_text(errors="replace") if out.is_file() else ""
     if p.timed_out or p.returncode != 0:
         res.reason += f"; perf: benchmark {'timed out' if p.timed_out else p.failure()}"
         res.details.append(gtest.tail(p.output))
         return
-    results = bench.parse(p.output)
+    results = bench.parse(text)
     if results is None:
-        res.reason += "; perf: the benchmark printed no JSON result"
+        res.reason += "; perf: the benchmark wrote no JSON result"
         res.details.append(gtest.tail(p.output))
         return
     mine, why = bench.real_time_ns(results, perf.benchmark)

@@ -7,5 +7,6 @@ namespace {
 const bool registered = cudalab::bench::scan::register_scan(
     "exclusive_scan_blelloch", [](const int* in, std::size_t n, int* out, cudaStream_t s) {
       cudalab::scan::exclusive_scan_blelloch(in, n, out, cudalab::bench::scan::kBlellochTile, s);
-    });
+    },
+    {false, cudalab::bench::scan::kBlellochTile});
 }  // namespace

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <benchmark/benchmark.h>
+#include <cub/device/device_histogram.cuh>
 
 #include <cstdint>
 #include <initializer_list>
@@ -51,14 +52,14 @@ namespace detail {
 /// (about half), else uniform[i]; element i depends only on (seed, i)
 /// (the SplitMix64 finalizer, as in cudalab/generators.hpp).
 __global__ inline void skew_kernel(const int* uniform, int* out, std::size_t n, std::uint64_t seed,
-                                   bool all) {
+                                   bool all, int hot_value = kHotValue) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     std::uint64_t x = seed ^ (i * 0x9E3779B97F4A7C15ull);
     x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
     x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
     const bool hot = all || ((x ^ (x >> 31)) >> 63) != 0;
-    out[i] = hot ? kHotValue : uniform[i];
+    out[i] = hot ? hot_value : uniform[i];
   }
 }
 }  // namespace detail
@@ -84,13 +85,53 @@ inline const DeviceBuffer<int>& samples(Distribution d, std::size_t n) {
   return it->second;
 }
 
+/// @brief New samples of distribution `d` in `buf` (uniform ones in `uniform`,
+///        a scratch of the same size), from new seeds; the hot value of the
+///        skewed distributions is new too, so every answer changes.
+inline void refill_samples(Distribution d, DeviceBuffer<int>& buf, DeviceBuffer<int>& uniform, cudaStream_t s) {
+  if (buf.size() == 0) return;
+  if (d == Distribution::uniform) {
+    refill_uniform_ints(buf, kLower, kUpper - 1, s);
+    return;
+  }
+  refill_uniform_ints(uniform, kLower, kUpper - 1, s);
+  const int hot = kLower + static_cast<int>(next_seed() % static_cast<std::uint64_t>(kUpper - kLower));
+  detail::skew_kernel<<<4 * sm_count(), 256, 0, s>>>(uniform.data(), buf.data(), buf.size(), next_seed(),
+                                                       d == Distribution::all_one_bin, hot);
+  CUDALAB_CHECK_LAUNCH();
+}
+
+/// @brief "" when `got` holds the counts of `in` in num_bins even bins of
+///        [kLower, kUpper), else the first wrong bin. The reference is
+///        cub::DeviceHistogram::HistogramEven, in this program.
+inline std::string check_histogram(const int* in, std::size_t n, const unsigned* got, int num_bins) {
+  static DeviceBuffer<unsigned> want;
+  if (want.size() < static_cast<std::size_t>(num_bins)) want = DeviceBuffer<unsigned>(static_cast<std::size_t>(num_bins));
+  std::size_t bytes = 0;
+  const auto count = static_cast<std::int64_t>(n);
+  CUDALAB_CHECK(cub::DeviceHistogram::HistogramEven(nullptr, bytes, in, want.data(), num_bins + 1, kLower, kUpper,
+                                                    count));
+  CUDALAB_CHECK(cub::DeviceHistogram::HistogramEven(temp_storage(bytes), bytes, in, want.data(), num_bins + 1,
+                                                    kLower, kUpper, count));
+  std::vector<unsigned> w(static_cast<std::size_t>(num_bins)), g(w.size());
+  CUDALAB_CHECK(cudaMemcpy(w.data(), want.data(), w.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
+  CUDALAB_CHECK(cudaMemcpy(g.data(), got, g.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
+  for (std::size_t b = 0; b < w.size(); ++b) {
+    if (w[b] != g[b]) {
+      return "bin " + std::to_string(b) + " holds " + std::to_string(g[b]) + ", expected " + std::to_string(w[b]);
+    }
+  }
+  return "";
+}
+
 /// The signature every histogram of the chapter shares (cudalab/histogram.cuh).
 using Histogram = void (*)(const int*, std::size_t, unsigned int*, int, int, int, cudaStream_t);
 
 /// @brief Registers "<name>/<distribution>/<bins>/<n>" for each distribution,
 ///        each bin count in `bins` and each n in `sizes` (uniform) or
 ///        `skewed_sizes` (half_one_bin, all_one_bin): n int32 read once, bins
-///        counters written.
+///        counters written; new samples (and hot bin) before every call, the
+///        last counts checked.
 inline bool register_histogram(const std::string& name, Histogram fn, std::vector<int> bins,
                                std::vector<std::int64_t> sizes,
                                std::vector<std::int64_t> skewed_sizes) {
@@ -101,14 +142,19 @@ inline bool register_histogram(const std::string& name, Histogram fn, std::vecto
           if (!require_device(state)) return;
           const int num_bins = static_cast<int>(state.range(0));
           const auto n = static_cast<std::size_t>(state.range(1));
-          const DeviceBuffer<int>& in = samples(d, n);
+          DeviceBuffer<int>& in = fresh_buffer<int>(n);
           static std::map<int, DeviceBuffer<unsigned>> outputs;
           DeviceBuffer<unsigned>& out =
               outputs.try_emplace(num_bins, static_cast<std::size_t>(num_bins)).first->second;
+          Fresh fresh;
+          fresh.refresh = [&](cudaStream_t s) {
+            refill_samples(d, in, d == Distribution::uniform ? in : fresh_buffer<int>(n, 1), s);
+          };
+          fresh.verify = [&] { return check_histogram(in.data(), n, out.data(), num_bins); };
           time_runs(
               state,
               [&](cudaStream_t s) { fn(in.data(), n, out.data(), num_bins, kLower, kUpper, s); },
-              n * sizeof(int) + static_cast<std::size_t>(num_bins) * sizeof(unsigned), n);
+              n * sizeof(int) + static_cast<std::size_t>(num_bins) * sizeof(unsigned), n, fresh);
         });
     for (const int nb : bins)
       for (const auto n : d == Distribution::uniform ? sizes : skewed_sizes) b->Args({nb, n});

@@ -7,5 +7,6 @@ namespace {
 const bool registered = cudalab::bench::scan::register_scan(
     "inclusive_scan_hillis_steele", [](const int* in, std::size_t n, int* out, cudaStream_t s) {
       cudalab::scan::inclusive_scan_hillis_steele(in, n, out, cudalab::bench::scan::kHillisSteeleTile, s);
-    });
+    },
+    {true, cudalab::bench::scan::kHillisSteeleTile});
 }  // namespace

@@ -122,13 +122,13 @@ void cub_sum_by_key(const int* in, const std::uint8_t*, std::size_t n, int* out,
 }
 
 const bool registered = [] {
-  register_scan("cub_exclusive_sum", cub_exclusive_sum);
-  register_scan("cub_inclusive_sum", cub_inclusive_sum);
-  register_scan("cub_block_scan_inclusive", cub_block_scan<kHillisSteeleTile / 256, true>);
-  register_scan("cub_block_scan_exclusive", cub_block_scan<kBlellochTile / 256, false>);
+  register_scan("cub_exclusive_sum", cub_exclusive_sum, {false, 0});
+  register_scan("cub_inclusive_sum", cub_inclusive_sum, {true, 0});
+  register_scan("cub_block_scan_inclusive", cub_block_scan<kHillisSteeleTile / 256, true>, {true, kHillisSteeleTile});
+  register_scan("cub_block_scan_exclusive", cub_block_scan<kBlellochTile / 256, false>, {false, kBlellochTile});
   // Keys (4 bytes), values (4 bytes) read, 4 bytes written per element.
-  register_segmented("cub_inclusive_sum_by_key", "", 12, cub_sum_by_key<true>);
-  register_segmented("cub_exclusive_sum_by_key", "", 12, cub_sum_by_key<false>);
+  register_segmented("cub_inclusive_sum_by_key", "", 12, true, cub_sum_by_key<true>);
+  register_segmented("cub_exclusive_sum_by_key", "", 12, false, cub_sum_by_key<false>);
   register_copy_bandwidth<int>("int32", kSizes);
   return true;
 }();

@@ -5,6 +5,13 @@
 #pragma once
 
 #include <benchmark/benchmark.h>
+#include <thrust/equal.h>
+#include <thrust/execution_policy.h>
+#include <thrust/functional.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+#include <thrust/mismatch.h>
+#include <thrust/scan.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -30,10 +37,11 @@ inline const std::initializer_list<std::int64_t> kSegmentedSizes = {1 << 24, 1 <
 inline constexpr std::size_t kHillisSteeleTile = 1024;
 inline constexpr std::size_t kBlellochTile = 2048;
 
-/// Input values: uniform in [-2^20, 2^20], generated on the device once.
-inline const DeviceBuffer<int>& input(std::size_t n) {
-  return cached_uniform_ints<int>(n, 2024, -(1 << 20), 1 << 20);
-}
+/// Input values: uniform in [-2^20, 2^20]; new ones, generated on the device,
+/// before every timed call.
+inline constexpr int kLow = -(1 << 20);
+/// @copydoc kLow
+inline constexpr int kHigh = 1 << 20;
 
 /// One output buffer per size, shared by everything in the program.
 inline DeviceBuffer<int>& output(std::size_t n) {
@@ -41,18 +49,66 @@ inline DeviceBuffer<int>& output(std::size_t n) {
   return outputs.try_emplace(n, n).first->second;
 }
 
+/// What a registered scan computes, for the check of its last output.
+struct ScanKind {
+  bool inclusive;    ///< inclusive (else exclusive, from 0)
+  std::size_t tile;  ///< each tile of `tile` elements scanned on its own; 0: the whole array
+};
+
+namespace detail {
+// The tile (or segment) of element i.
+struct TileOf {
+  std::size_t tile;
+  __host__ __device__ std::size_t operator()(std::size_t i) const { return i / tile; }
+};
+// int sums wrap as unsigned ones do: the reference computes in unsigned.
+struct AsUnsigned {
+  __host__ __device__ unsigned operator()(int x) const { return static_cast<unsigned>(x); }
+};
+}  // namespace detail
+
+/// @brief "" when `out` is the scan `kind` of `in` (keys: the segment of each
+///        element, or null for tiles), else where it first differs. Work O(n),
+///        on the device, in a scratch buffer of n unsigned.
+inline std::string check_scan(const int* in, const int* out, std::size_t n, ScanKind kind,
+                              const std::size_t* segment_of = nullptr) {
+  if (n == 0) return "";
+  static std::map<std::size_t, DeviceBuffer<unsigned>> scratch;
+  DeviceBuffer<unsigned>& want = scratch.try_emplace(n, n).first->second;
+  const auto values = thrust::make_transform_iterator(in, detail::AsUnsigned{});
+  const auto tiles =
+      thrust::make_transform_iterator(thrust::counting_iterator<std::size_t>(0), detail::TileOf{kind.tile == 0 ? n : kind.tile});
+  if (segment_of != nullptr) {
+    if (kind.inclusive) thrust::inclusive_scan_by_key(thrust::device, segment_of, segment_of + n, values, want.data());
+    else thrust::exclusive_scan_by_key(thrust::device, segment_of, segment_of + n, values, want.data(), 0u);
+  } else if (kind.inclusive) {
+    thrust::inclusive_scan_by_key(thrust::device, tiles, tiles + n, values, want.data());
+  } else {
+    thrust::exclusive_scan_by_key(thrust::device, tiles, tiles + n, values, want.data(), 0u);
+  }
+  const auto got = thrust::make_transform_iterator(out, detail::AsUnsigned{});
+  const auto diff = thrust::mismatch(thrust::device, got, got + n, want.data());
+  if (diff.second == want.data() + n) return "";
+  const auto at = static_cast<std::size_t>(diff.second - want.data());
+  return "element " + std::to_string(at) + " is not the scan of the input";
+}
+
 /// A scan as the benchmarks call it.
 using ScanFn = std::function<void(const int*, std::size_t, int*, cudaStream_t)>;
 
 /// Registers "<name>/int32/<n>" for every standard size: n int32 read once
-/// and n written once (8n bytes).
-inline bool register_scan(const std::string& name, ScanFn fn) {
-  auto* b = benchmark::RegisterBenchmark((name + "/int32").c_str(), [fn](benchmark::State& state) {
+/// and n written once (8n bytes); new inputs before every call, the last
+/// output checked as a scan of `kind`.
+inline bool register_scan(const std::string& name, ScanFn fn, ScanKind kind) {
+  auto* b = benchmark::RegisterBenchmark((name + "/int32").c_str(), [fn, kind](benchmark::State& state) {
     if (!require_device(state)) return;
     const auto n = static_cast<std::size_t>(state.range(0));
-    const DeviceBuffer<int>& in = input(n);
+    DeviceBuffer<int>& in = fresh_buffer<int>(n);
     DeviceBuffer<int>& out = output(n);
-    time_runs(state, [&](cudaStream_t s) { fn(in.data(), n, out.data(), s); }, 2 * n * sizeof(int), n);
+    Fresh fresh;
+    fresh.refresh = [&](cudaStream_t s) { refill_uniform_ints(in, kLow, kHigh, s); };
+    fresh.verify = [&] { return check_scan(in.data(), out.data(), n, kind); };
+    time_runs(state, [&](cudaStream_t s) { fn(in.data(), n, out.data(), s); }, 2 * n * sizeof(int), n, fresh);
   });
   for (auto n : kSizes) b->Arg(n);
   b->UseManualTime()->Unit(benchmark::kMicrosecond);
@@ -99,12 +155,29 @@ inline const DeviceBuffer<std::uint8_t>& head_flags(std::size_t n, const Segment
   return it->second;
 }
 
+/// The segment of every element for head flags of `pattern` (the inclusive
+/// scan of the flags), computed on the device once per (n, pattern).
+inline const DeviceBuffer<std::size_t>& segment_ids(std::size_t n, const Segments& pattern) {
+  static std::map<std::pair<std::size_t, std::string>, DeviceBuffer<std::size_t>> cache;
+  auto key = std::make_pair(n, std::string(pattern.name));
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    DeviceBuffer<std::size_t> ids(n);
+    const std::uint8_t* flags = head_flags(n, pattern).data();
+    thrust::inclusive_scan(thrust::device, flags, flags + n, ids.data(), thrust::plus<std::size_t>());
+    it = cache.emplace(key, std::move(ids)).first;
+  }
+  return it->second;
+}
+
 /// Registers "<name>/int32/<n>[/<variant>]/<pattern>" for every segmented
 /// size and pattern; `fn(in, flags, n, out, pattern, stream)`;
-/// `bytes_per_element` is what one element costs in device memory traffic.
+/// `bytes_per_element` is what one element costs in device memory traffic;
+/// new values before every call, the last output checked as a segmented scan
+/// (inclusive or not) with the pattern's segments.
 template <class Fn>
 bool register_segmented(const std::string& name, const std::string& variant, std::size_t bytes_per_element,
-                        Fn fn) {
+                        bool inclusive, Fn fn) {
   for (const auto n64 : kSegmentedSizes) {
     for (const Segments& pattern : kSegmentPatterns) {
       const auto n = static_cast<std::size_t>(n64);
@@ -112,11 +185,16 @@ bool register_segmented(const std::string& name, const std::string& variant, std
                                "/" + pattern.name;
       auto* b = benchmark::RegisterBenchmark(full.c_str(), [=](benchmark::State& state) {
         if (!require_device(state)) return;
-        const DeviceBuffer<int>& in = input(n);
+        DeviceBuffer<int>& in = fresh_buffer<int>(n);
         const DeviceBuffer<std::uint8_t>& flags = head_flags(n, pattern);
         DeviceBuffer<int>& out = output(n);
+        Fresh fresh;
+        fresh.refresh = [&](cudaStream_t s) { refill_uniform_ints(in, kLow, kHigh, s); };
+        fresh.verify = [&] {
+          return check_scan(in.data(), out.data(), n, ScanKind{inclusive, 0}, segment_ids(n, pattern).data());
+        };
         time_runs(state, [&](cudaStream_t s) { fn(in.data(), flags.data(), n, out.data(), pattern, s); },
-                  bytes_per_element * n, n);
+                  bytes_per_element * n, n, fresh);
       });
       b->UseManualTime()->Unit(benchmark::kMicrosecond);
     }

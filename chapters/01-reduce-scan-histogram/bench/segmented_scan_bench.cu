@@ -11,12 +11,12 @@ namespace {
 using cudalab::bench::scan::Segments;
 const bool registered = [] {
   cudalab::bench::scan::register_segmented(
-      "segmented_scan", "inclusive", 9,
+      "segmented_scan", "inclusive", 9, true,
       [](const int* in, const std::uint8_t* flags, std::size_t n, int* out, const Segments&, cudaStream_t s) {
         cudalab::scan::segmented_inclusive_scan(in, flags, n, out, cudalab::scan::Plus{}, s);
       });
   cudalab::bench::scan::register_segmented(
-      "segmented_scan", "exclusive", 9,
+      "segmented_scan", "exclusive", 9, false,
       [](const int* in, const std::uint8_t* flags, std::size_t n, int* out, const Segments&, cudaStream_t s) {
         cudalab::scan::segmented_exclusive_scan(in, flags, n, out, cudalab::scan::Plus{}, s);
       });

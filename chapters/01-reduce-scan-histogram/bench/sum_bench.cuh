@@ -4,6 +4,8 @@
 #pragma once
 
 #include <benchmark/benchmark.h>
+#include <thrust/execution_policy.h>
+#include <thrust/reduce.h>
 
 #include <cstdint>
 #include <initializer_list>
@@ -18,23 +20,32 @@ namespace cudalab::bench::sum {
 /// flushed before every run), 2^24 and 2^28 (1 GiB).
 inline const std::initializer_list<std::int64_t> kSizes = {1 << 20, 1 << 24, 1 << 28};
 
-/// Input values: uniform in [-2^20, 2^20], generated on the device once.
-inline const DeviceBuffer<int>& input(std::size_t n) {
-  return cached_uniform_ints<int>(n, 2024, -(1 << 20), 1 << 20);
-}
+/// Input values: uniform in [-2^20, 2^20]; new ones, generated on the
+/// device, before every timed call.
+inline constexpr int kLow = -(1 << 20);
+/// @copydoc kLow
+inline constexpr int kHigh = 1 << 20;
 
 using IntSum = void (*)(const int*, std::size_t, long long*, cudaStream_t);
 
 /// Registers "<name>/int32/<n>" for every standard size: n int32 read once,
-/// one long long written.
+/// one long long written; new inputs before every call, the last sum checked
+/// against thrust::reduce.
 inline bool register_int_sum(const std::string& name, IntSum fn) {
   auto* b = benchmark::RegisterBenchmark((name + "/int32").c_str(), [fn](benchmark::State& state) {
     if (!require_device(state)) return;
     const auto n = static_cast<std::size_t>(state.range(0));
-    const DeviceBuffer<int>& in = input(n);
+    DeviceBuffer<int>& in = fresh_buffer<int>(n);
     static DeviceBuffer<long long> out(1);
+    Fresh fresh;
+    fresh.refresh = [&](cudaStream_t s) { refill_uniform_ints(in, kLow, kHigh, s); };
+    fresh.verify = [&]() -> std::string {
+      const long long want = thrust::reduce(thrust::device, in.data(), in.data() + n, 0LL);
+      const long long got = out.download()[0];
+      return got == want ? "" : "sum " + std::to_string(got) + ", expected " + std::to_string(want);
+    };
     time_runs(state, [&](cudaStream_t s) { fn(in.data(), n, out.data(), s); },
-              n * sizeof(int) + sizeof(long long), n);
+              n * sizeof(int) + sizeof(long long), n, fresh);
   });
   for (auto n : kSizes) b->Arg(n);
   b->UseManualTime()->Unit(benchmark::kMicrosecond);

@@ -5,6 +5,12 @@
 #pragma once
 
 #include <benchmark/benchmark.h>
+#include <thrust/count.h>
+#include <thrust/equal.h>
+#include <thrust/execution_policy.h>
+#include <thrust/functional.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/transform_reduce.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -43,17 +49,61 @@ namespace detail {
 // key[i] = 16 * (i mod run) + (hash(i) mod 16): strictly increasing inside
 // every run, and runs interleave at random.
 template <class Key>
-__global__ void fill_sorted_runs_kernel(Key* keys, std::size_t n, std::size_t run) {
+__global__ void fill_sorted_runs_kernel(Key* keys, std::size_t n, std::size_t run, std::uint64_t seed) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    std::uint64_t x = i * 0x9E3779B97F4A7C15ull + 77;
+    std::uint64_t x = i * 0x9E3779B97F4A7C15ull + seed;
     x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
     x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
     x ^= x >> 31;
     keys[i] = static_cast<Key>(static_cast<Key>(16 * (i % run) + (x & 15)) + INT32_MIN);
   }
 }
+
+// A hash of (element, its segment): the sum over an array is a fingerprint of
+// the multiset of each segment's elements.
+struct SegmentHash {
+  const int* a;
+  std::size_t segment;
+  __host__ __device__ unsigned long long operator()(std::size_t i) const {
+    std::uint64_t x = static_cast<std::uint32_t>(a[i]) ^ (static_cast<std::uint64_t>(i / segment) << 32);
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+  }
+};
+
+// True at i when a[i] > a[i + 1] inside one segment.
+struct DescentInSegment {
+  const int* a;
+  std::size_t segment;
+  __host__ __device__ bool operator()(std::size_t i) const { return (i + 1) % segment != 0 && a[i] > a[i + 1]; }
+};
 }  // namespace detail
+
+/// @brief "" when `out` holds each `segment`-long part of `in` sorted (the last
+///        part may be shorter), else what is wrong. Work O(n), on the device.
+inline std::string check_sorted_segments(const int* in, const int* out, std::size_t n, std::size_t segment) {
+  if (n == 0) return "";
+  const thrust::counting_iterator<std::size_t> first(0);
+  const auto descents = thrust::count_if(thrust::device, first, first + (n - 1), detail::DescentInSegment{out, segment});
+  if (descents != 0) return std::to_string(descents) + " neighbours out of order";
+  const auto hash = [&](const int* a) {
+    return thrust::transform_reduce(thrust::device, first, first + n, detail::SegmentHash{a, segment}, 0ull,
+                                    thrust::plus<unsigned long long>());
+  };
+  if (hash(in) != hash(out)) return "sorted, but not the input's keys";
+  return "";
+}
+
+/// @brief New keys before every call, uniform over the whole int32 range, and
+///        the check that the last output is `in` sorted within each segment.
+inline Fresh fresh_sort(DeviceBuffer<int>& in, const DeviceBuffer<int>& out, std::size_t segment) {
+  Fresh f;
+  f.refresh = [&in](cudaStream_t s) { refill_uniform_ints(in, INT32_MIN, INT32_MAX, s); };
+  f.verify = [&in, &out, segment] { return check_sorted_segments(in.data(), out.data(), in.size(), segment); };
+  return f;
+}
 
 /// n keys sorted within each run of `run` (run ≤ 2^27), generated on the device once per (n, run).
 inline const DeviceBuffer<int>& sorted_runs(std::size_t n, std::size_t run) {
@@ -61,7 +111,7 @@ inline const DeviceBuffer<int>& sorted_runs(std::size_t n, std::size_t run) {
   auto it = cache.find({n, run});
   if (it == cache.end()) {
     DeviceBuffer<int> keys(n);
-    detail::fill_sorted_runs_kernel<int><<<4 * sm_count(), 256>>>(keys.data(), n, run);
+    detail::fill_sorted_runs_kernel<int><<<4 * sm_count(), 256>>>(keys.data(), n, run, 77);
     CUDALAB_CHECK_LAUNCH();
     CUDALAB_CHECK(cudaDeviceSynchronize());
     it = cache.emplace(std::make_pair(n, run), std::move(keys)).first;
@@ -76,15 +126,17 @@ using PairsFn = std::function<void(const int*, const int*, std::size_t, int*, in
 /// A segment sort or a merge of runs: fn(in, n, out, segment or run, stream).
 using ParamFn = std::function<void(const int*, std::size_t, int*, std::size_t, cudaStream_t)>;
 
-/// Registers "<name>/int32/<n>" for `sizes`: n keys read and written once (8n bytes).
+/// Registers "<name>/int32/<n>" for `sizes`: n keys read and written once (8n
+/// bytes); new keys before every call, the last output checked.
 inline bool register_sort(const std::string& name, SortFn fn,
                           std::initializer_list<std::int64_t> sizes = kSizes) {
   auto* b = benchmark::RegisterBenchmark((name + "/int32").c_str(), [fn](benchmark::State& state) {
     if (!require_device(state)) return;
     const auto n = static_cast<std::size_t>(state.range(0));
-    const DeviceBuffer<int>& in = input(n);
+    DeviceBuffer<int>& in = fresh_buffer<int>(n);
     DeviceBuffer<int>& out = output(n);
-    time_runs(state, [&](cudaStream_t s) { fn(in.data(), n, out.data(), s); }, 2 * n * sizeof(int), n);
+    time_runs(state, [&](cudaStream_t s) { fn(in.data(), n, out.data(), s); }, 2 * n * sizeof(int), n,
+              fresh_sort(in, out, n));
   });
   for (auto n : sizes) b->Arg(n);
   b->UseManualTime()->Unit(benchmark::kMicrosecond);
@@ -92,17 +144,26 @@ inline bool register_sort(const std::string& name, SortFn fn,
 }
 
 /// Registers "<name>/int32_int32/<n>" for key-value pairs (values: the keys again):
-/// 16n bytes (keys and values read and written once).
+/// 16n bytes (keys and values read and written once); new keys before every
+/// call, the last output checked.
 inline bool register_pairs(const std::string& name, PairsFn fn,
                            std::initializer_list<std::int64_t> sizes = kSizes) {
   auto* b = benchmark::RegisterBenchmark((name + "/int32_int32").c_str(), [fn](benchmark::State& state) {
     if (!require_device(state)) return;
     const auto n = static_cast<std::size_t>(state.range(0));
-    const DeviceBuffer<int>& in = input(n);
+    DeviceBuffer<int>& in = fresh_buffer<int>(n);
     DeviceBuffer<int>& keys = output(n, 0);
     DeviceBuffer<int>& values = output(n, 1);
+    Fresh fresh = fresh_sort(in, keys, n);
+    fresh.verify = [&in, &keys, &values, n]() -> std::string {
+      std::string wrong = check_sorted_segments(in.data(), keys.data(), n, n);
+      if (wrong.empty() && !thrust::equal(thrust::device, keys.data(), keys.data() + n, values.data())) {
+        wrong = "a value does not follow its key";
+      }
+      return wrong;
+    };
     time_runs(state, [&](cudaStream_t s) { fn(in.data(), in.data(), n, keys.data(), values.data(), s); },
-              4 * n * sizeof(int), n);
+              4 * n * sizeof(int), n, fresh);
   });
   for (auto n : sizes) b->Arg(n);
   b->UseManualTime()->Unit(benchmark::kMicrosecond);
@@ -110,17 +171,18 @@ inline bool register_pairs(const std::string& name, PairsFn fn,
 }
 
 /// Registers "<name>/int32/<kBatchN>/<segment>" for every segment ≤ max_segment
-/// of kSegments: a batch of independent segment sorts, 8n bytes.
+/// of kSegments: a batch of independent segment sorts, 8n bytes; new keys
+/// before every call, the last output checked.
 inline bool register_segments(const std::string& name, ParamFn fn, std::size_t max_segment) {
   for (const std::size_t segment : kSegments) {
     if (segment > max_segment) continue;
     const std::string full = name + "/int32/" + std::to_string(kBatchN) + "/" + std::to_string(segment);
     auto* b = benchmark::RegisterBenchmark(full.c_str(), [fn, segment](benchmark::State& state) {
       if (!require_device(state)) return;
-      const DeviceBuffer<int>& in = input(kBatchN);
+      DeviceBuffer<int>& in = fresh_buffer<int>(kBatchN);
       DeviceBuffer<int>& out = output(kBatchN);
       time_runs(state, [&](cudaStream_t s) { fn(in.data(), kBatchN, out.data(), segment, s); },
-                2 * kBatchN * sizeof(int), kBatchN);
+                2 * kBatchN * sizeof(int), kBatchN, fresh_sort(in, out, segment));
     });
     b->UseManualTime()->Unit(benchmark::kMicrosecond);
   }
@@ -128,16 +190,23 @@ inline bool register_segments(const std::string& name, ParamFn fn, std::size_t m
 }
 
 /// Registers "<name>/int32/<kBatchN>/<run>" for every run of `runs`: one merge
-/// pass over kBatchN keys in sorted runs, 8n bytes (compare with copy_bandwidth).
+/// pass over kBatchN keys in sorted runs, 8n bytes (compare with copy_bandwidth);
+/// new runs before every call, the last output checked (sorted in runs of 2 · run).
 inline bool register_merge(const std::string& name, ParamFn fn, std::initializer_list<std::size_t> runs) {
   for (const std::size_t run : runs) {
     const std::string full = name + "/int32/" + std::to_string(kBatchN) + "/" + std::to_string(run);
     auto* b = benchmark::RegisterBenchmark(full.c_str(), [fn, run](benchmark::State& state) {
       if (!require_device(state)) return;
-      const DeviceBuffer<int>& in = sorted_runs(kBatchN, run);
+      DeviceBuffer<int>& in = fresh_buffer<int>(kBatchN, 1);
       DeviceBuffer<int>& out = output(kBatchN);
+      Fresh fresh;
+      fresh.refresh = [&in, run](cudaStream_t s) {
+        detail::fill_sorted_runs_kernel<int><<<4 * sm_count(), 256, 0, s>>>(in.data(), kBatchN, run, next_seed());
+        CUDALAB_CHECK_LAUNCH();
+      };
+      fresh.verify = [&in, &out, run] { return check_sorted_segments(in.data(), out.data(), kBatchN, 2 * run); };
       time_runs(state, [&](cudaStream_t s) { fn(in.data(), kBatchN, out.data(), run, s); },
-                2 * kBatchN * sizeof(int), kBatchN);
+                2 * kBatchN * sizeof(int), kBatchN, fresh);
     });
     b->UseManualTime()->Unit(benchmark::kMicrosecond);
   }

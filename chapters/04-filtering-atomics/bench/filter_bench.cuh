@@ -5,6 +5,10 @@
 #pragma once
 
 #include <benchmark/benchmark.h>
+#include <thrust/count.h>
+#include <thrust/execution_policy.h>
+#include <thrust/functional.h>
+#include <thrust/transform_reduce.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -24,11 +28,13 @@ inline const std::initializer_list<std::int64_t> kSizes = {1 << 20, 1 << 24, 1 <
 /// The selectivities of the table, in percent of the elements selected.
 inline const std::initializer_list<unsigned> kSelectivities = {0, 1, 50, 99, 100};
 
-/// Input values: uniform in [0, 100000), generated on the device once, so
-/// that LessThan{1000 p} selects p % of them.
-inline const DeviceBuffer<int>& input(std::size_t n) { return cached_uniform_ints<int>(n, 2026, 0, 99999); }
+/// Input values: uniform in [0, 100000), so that LessThan{1000 p} selects
+/// p % of them; new ones, generated on the device, before every timed call.
+inline constexpr int kLow = 0;
+/// @copydoc kLow
+inline constexpr int kHigh = 99999;
 
-/// The predicate that selects `percent` % of input(n).
+/// The predicate that selects `percent` % of the inputs.
 inline cudalab::filter::LessThan<int> select_percent(unsigned percent) {
   return {static_cast<int>(percent * 1000)};
 }
@@ -45,13 +51,45 @@ inline unsigned long long* count() {
   return c.data();
 }
 
+namespace detail {
+// A hash of one value, 0 where the predicate rejects it: summed, a fingerprint
+// of the multiset of the selected values.
+struct SelectedHash {
+  cudalab::filter::LessThan<int> pred;
+  __host__ __device__ unsigned long long operator()(int v) const {
+    if (!pred(v)) return 0;
+    std::uint64_t x = static_cast<std::uint32_t>(v) * 0x9E3779B97F4A7C15ull + 1;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+  }
+};
+}  // namespace detail
+
+/// @brief "" when out[0, *count) holds exactly the elements of `in` that
+///        `pred` selects (in any order), else what is wrong. Work O(n), on the device.
+inline std::string check_filter(const int* in, std::size_t n, cudalab::filter::LessThan<int> pred, const int* out,
+                                const unsigned long long* count) {
+  unsigned long long got = 0;
+  CUDALAB_CHECK(cudaMemcpy(&got, count, sizeof got, cudaMemcpyDeviceToHost));
+  const auto want = static_cast<unsigned long long>(thrust::count_if(thrust::device, in, in + n, pred));
+  if (got != want) return "count " + std::to_string(got) + ", expected " + std::to_string(want);
+  const cudalab::filter::LessThan<int> all{kHigh + 1};
+  const auto sum = [](const int* a, std::size_t m, cudalab::filter::LessThan<int> p) {
+    return thrust::transform_reduce(thrust::device, a, a + m, detail::SelectedHash{p}, 0ull,
+                                    thrust::plus<unsigned long long>());
+  };
+  if (sum(out, static_cast<std::size_t>(got), all) != sum(in, n, pred)) return "not the selected elements";
+  return "";
+}
+
 /// A filter as the benchmarks call it.
 using FilterFn = std::function<void(const int*, std::size_t, cudalab::filter::LessThan<int>, int*, std::size_t,
                                     unsigned long long*, cudaStream_t)>;
 
 /// Registers "<name>/int32/<percent>[/<variant>]/<n>" for each selectivity
 /// and size: n int32 read once, about n · percent / 100 written once; items
-/// = n elements examined.
+/// = n elements examined; new inputs before every call, the last output checked.
 inline bool register_filter(const std::string& name, FilterFn fn, const std::string& variant = "",
                             std::initializer_list<unsigned> selectivities = kSelectivities,
                             std::initializer_list<std::int64_t> sizes = kSizes) {
@@ -61,12 +99,15 @@ inline bool register_filter(const std::string& name, FilterFn fn, const std::str
     auto* b = benchmark::RegisterBenchmark(full.c_str(), [fn, pct](benchmark::State& state) {
       if (!require_device(state)) return;
       const auto n = static_cast<std::size_t>(state.range(0));
-      const DeviceBuffer<int>& in = input(n);
+      DeviceBuffer<int>& in = fresh_buffer<int>(n);
       DeviceBuffer<int>& out = output(n);
       const std::size_t selected = n / 100 * pct;
+      Fresh fresh;
+      fresh.refresh = [&](cudaStream_t s) { refill_uniform_ints(in, kLow, kHigh, s); };
+      fresh.verify = [&] { return check_filter(in.data(), n, select_percent(pct), out.data(), count()); };
       time_runs(
           state, [&](cudaStream_t s) { fn(in.data(), n, select_percent(pct), out.data(), n, count(), s); },
-          (n + selected) * sizeof(int), n);
+          (n + selected) * sizeof(int), n, fresh);
     });
     for (auto n : sizes) b->Arg(n);
     b->UseManualTime()->Unit(benchmark::kMicrosecond);

@@ -3,17 +3,31 @@
 ///        flush between iterations, device-side input generation and the
 ///        device copy bandwidth that every chapter reports beside its results.
 ///
-/// Conventions (DESIGN.md): every benchmark uses manual time measured with
-/// CUDA events, sets bytes and items processed, and runs in the same process
-/// as its baseline so that results are reported as ratios.
+/// Conventions: every benchmark uses manual time, sets bytes and items
+/// processed, and runs in the same program as its baseline so that results
+/// are reported as ratios.
+///
+/// An exercise's benchmark program is a checker (cudalab/test/remote.hpp):
+/// it links a proxy of the exercise's API, and the student's code runs in the
+/// exercise's runner process, where it cannot reach the benchmark's clock,
+/// its output or its verdict. A call into the runner is timed by the checker:
+/// wall clock around the call, less a null call (the same way there and
+/// back, mappings and synchronization, without the exercise's function) made
+/// just before it with the same arguments. The baselines run in the checker
+/// itself and are timed with CUDA events. A benchmark given `Fresh` hooks
+/// writes new inputs before every timed call (untimed), so no answer of an
+/// earlier call can be reused, and verifies the last call's output.
 #pragma once
 
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <random>
 #include <string>
 #include <utility>
 
@@ -22,6 +36,11 @@
 #include "cudalab/error.cuh"
 #include "cudalab/generators.hpp"
 #include "cudalab/timer.cuh"
+
+/// Defined in a benchmark program that is a checker (tests/common/remote_checker.cu):
+/// the remote calls since the last call, their seconds and those of the null
+/// calls before them; the first call turns the null calls on. Null elsewhere.
+extern "C" int cudalab_remote_call_times(double* call_seconds, double* null_seconds) __attribute__((weak));
 
 namespace cudalab::bench {
 
@@ -61,29 +80,61 @@ class L2Flusher {
   DeviceBuffer<unsigned char> buffer_;
 };
 
-/// @brief Runs `launch(stream)` once per benchmark iteration, timed with CUDA
-///        events after an L2 flush, and reports bytes/s and items/s.
+/// @brief What a benchmark does around its timed calls so that no call can
+///        reuse the answer of an earlier one (a cache keyed by the input's
+///        address, size or a few sampled elements).
+struct Fresh {
+  /// Enqueues new inputs on the stream it is given, before every timed call
+  /// (and the warm-up), outside the timed region. Empty: inputs never change.
+  std::function<void(cudaStream_t)> refresh;
+  /// After the last call: "" when its output is right for the last inputs,
+  /// else what is wrong (the benchmark then fails with that message, and the
+  /// grader gives no speed points). Empty: not verified.
+  std::function<std::string()> verify;
+};
+
+/// @brief Runs `launch(stream)` once per benchmark iteration after an L2
+///        flush, timed as the file comment says (a remote call: by the
+///        checker's wall clock less a null call; work of this process: CUDA
+///        events), and reports bytes/s and items/s.
 /// @param state         the Google Benchmark state of the running benchmark
 /// @param launch        enqueues the work on the stream it is given
 /// @param bytes_per_run the fewest bytes one run must move through device
 ///                      memory (each input read once, each output written once)
 /// @param items_per_run elements processed by one run
+/// @param fresh         new inputs before each call and the last output's check
 template <class Launch>
 void time_runs(benchmark::State& state, Launch&& launch, std::size_t bytes_per_run,
-               std::size_t items_per_run) {
+               std::size_t items_per_run, const Fresh& fresh = {}) {
   static L2Flusher flusher;
   cudaStream_t stream = nullptr;
   EventTimer timer;
+  auto* const remote_times = &cudalab_remote_call_times;  // null unless this program is a checker
+  if (fresh.refresh) fresh.refresh(stream);
   launch(stream);  // warm-up: module load, first-touch of the pages
   CUDALAB_CHECK(cudaStreamSynchronize(stream));
+  if (remote_times != nullptr) remote_times(nullptr, nullptr);  // null calls on, counts cleared
   for (auto _ : state) {
+    if (fresh.refresh) fresh.refresh(stream);
     flusher.flush(stream);
     timer.start(stream);
     launch(stream);
     timer.stop(stream);
-    state.SetIterationTime(static_cast<double>(timer.elapsed_ms()) / 1e3);
+    double seconds = static_cast<double>(timer.elapsed_ms()) / 1e3;
+    double call = 0, null = 0;
+    if (remote_times != nullptr && remote_times(&call, &null) > 0) {
+      seconds = std::max(call - null, 1e-7);  // never zero: a ratio divides by it
+    }
+    state.SetIterationTime(seconds);
   }
   CUDALAB_CHECK(cudaDeviceSynchronize());
+  if (fresh.verify) {
+    const std::string wrong = fresh.verify();
+    if (!wrong.empty()) {
+      state.SkipWithError(("the last call's output is wrong: " + wrong).c_str());
+      return;
+    }
+  }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
                           static_cast<std::int64_t>(bytes_per_run));
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) *
@@ -123,6 +174,31 @@ const DeviceBuffer<T>& cached_uniform_ints(std::size_t n, std::uint64_t seed, T 
     it = cache.emplace(std::make_pair(n, seed), std::move(buf)).first;
   }
   return it->second;
+}
+
+/// @brief A seed no runner can guess: random per program, new per call.
+inline std::uint64_t next_seed() {
+  static std::uint64_t state = (static_cast<std::uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+  state = state * 6364136223846793005ull + 1442695040888963407ull;
+  return state ^ (state >> 29);
+}
+
+/// @brief A device array of n integers for `Fresh` inputs, one per (n, tag)
+///        for the life of the program; `refill_uniform_ints` gives it values.
+template <class T>
+DeviceBuffer<T>& fresh_buffer(std::size_t n, int tag = 0) {
+  static std::map<std::pair<std::size_t, int>, DeviceBuffer<T>> buffers;
+  return buffers.try_emplace({n, tag}, n).first->second;
+}
+
+/// @brief Enqueues new values uniform in [lo, hi] for every element of `buf`,
+///        from a new seed (next_seed()). Work O(n), on the device.
+template <class T>
+void refill_uniform_ints(DeviceBuffer<T>& buf, T lo, T hi, cudaStream_t stream) {
+  if (buf.size() == 0) return;
+  detail::fill_uniform_int_kernel<<<4 * sm_count(), 256, 0, stream>>>(buf.data(), buf.size(), next_seed(), lo,
+                                                                        hi);
+  CUDALAB_CHECK_LAUNCH();
 }
 
 /// @brief Registers "copy_bandwidth/<type>/<n>": a device-to-device

@@ -154,6 +154,10 @@ std::string key(const char* name) {
   return std::string(name) + "|" + typeid(F).name();
 }
 
+/// The key of the runner's built-in null call: no exercise function, only the
+/// way there and back (sockets, mappings, the runner's synchronization).
+inline constexpr const char* kNullCall = "cudalab::remote::null";
+
 /// @brief Checker side: sends one call and returns its result (or rethrows
 ///        the runner's exception). Defined in remote_checker.cu.
 /// @throws whatever the student's function threw (std::invalid_argument,
