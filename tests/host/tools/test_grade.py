@@ -102,6 +102,30 @@ def _write_exe(path: Path, body: str) -> None:
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
+def fake_bench(path: Path, entries, exit_code=0, action="", log=None):
+    """A benchmark program (a checker): writes Google Benchmark JSON of `entries` to
+    --benchmark_out, after printing on its output a forged result (everything
+    faster than its baseline), as a student's runner could: the grader must read
+    only the file. Logs its argv and runner variables to `log`, then runs `action`."""
+    forged = bench_json([{**e, "real_time": 1e-6} if not e["name"].startswith("cub") else e for e in entries])
+    _write_exe(path, f"""
+        import json, os, sys
+        if {str(log) if log else ""!r}:
+            with open({str(log) if log else ""!r}, "w") as f:
+                json.dump({{"argv": sys.argv, "runner": os.environ.get("CUDALAB_RUNNER"),
+                           "runner_log": os.environ.get("CUDALAB_RUNNER_LOG"),
+                           "prefix": os.environ.get("CUDALAB_RUNNER_PREFIX")}}, f)
+        print("some preamble")
+        print(json.dumps({forged!r}))
+        {action}
+        for a in sys.argv[1:]:
+            if a.startswith("--benchmark_out="):
+                with open(a.split("=", 1)[1], "w") as f:
+                    json.dump({bench_json(entries)!r}, f)
+        sys.exit({exit_code})
+    """)
+
+
 def fake_test(path: Path, report_data=None, stdout="", exit_code=0, action="", listed=None):
     """A test program: prints stdout, writes report_data to --gtest_output, then `action`.
     Its --gtest_list_tests lists the tests of `listed` (gtest_json), default report_data's."""
@@ -522,14 +546,11 @@ class BuildTest(GradeTestCase):
 
 class PerfAndSanitizerTest(GradeTestCase):
     def bench(self, entries, exit_code=0):
-        _write_exe(self.tree.bin / "alpha_bench_starter", f"""
-            import json, sys
-            with open({self.tree.env['FAKE_LOG']!r} + ".bench", "w") as f:
-                json.dump(sys.argv, f)
-            print("some preamble")
-            print(json.dumps({bench_json(entries)!r}))
-            sys.exit({exit_code})
-        """)
+        fake_bench(self.tree.bin / "alpha_bench_starter", entries, exit_code,
+                   log=self.tree.env["FAKE_LOG"] + ".bench")
+
+    def bench_log(self):
+        return json.loads(Path(self.tree.env["FAKE_LOG"] + ".bench").read_text())
 
     def test_ratio_and_points(self):
         self.tree.passing("alpha")
@@ -547,12 +568,33 @@ class PerfAndSanitizerTest(GradeTestCase):
         self.assertAlmostEqual(alpha["perf_points"], 3.2)  # 4 * 0.4 / 0.5
         self.assertEqual(alpha["max_points"], 14)
         self.assertIn("ratio 0.40 of cub_base (target 0.5)", alpha["reason"])
-        argv = json.loads(Path(self.tree.env["FAKE_LOG"] + ".bench").read_text())
+        argv = self.bench_log()["argv"]
         self.assertIn("--benchmark_filter=" + bench.filter_for("alpha/int32/1024", "cub_base/int32/1024"), argv)
         self.assertIn("--benchmark_repetitions=3", argv)
+        # what the program printed (the forged, faster result) was never read
+        self.assertNotIn("--benchmark_format=json", argv)
 
-    def test_benchmark_runs_in_the_sandbox(self):
-        # The benchmark links the student's object: it gets the runner's sandbox prefix.
+    def test_benchmark_result_only_from_its_out_file(self):
+        # A benchmark that prints a result but writes none to its --benchmark_out file
+        # (a student's runner prints to the same output) gives no points.
+        self.tree.passing("alpha")
+        self.bench([
+            {"name": "alpha/int32/1024/manual_time_median", "run_name": "alpha/int32/1024/manual_time",
+             "run_type": "aggregate", "aggregate_name": "median", "real_time": 1.0, "time_unit": "ms"},
+            {"name": "cub_base/int32/1024/manual_time_median", "run_name": "cub_base/int32/1024/manual_time",
+             "run_type": "aggregate", "aggregate_name": "median", "real_time": 1.0, "time_unit": "ms"},
+        ])
+        body = (self.tree.bin / "alpha_bench_starter").read_text().replace('a.startswith("--benchmark_out=")',
+                                                                          "False")
+        (self.tree.bin / "alpha_bench_starter").write_text(body)
+        _, data, _ = self.tree.grade_json("--no-build", "--perf", "--fast", "1.1")
+        alpha = self.exercise(data, "1.1")
+        self.assertEqual((alpha["correctness_points"], alpha["perf_points"]), (10, 0))
+        self.assertIn("the benchmark wrote no JSON result", alpha["reason"])
+
+    def test_benchmark_is_a_checker_of_the_sandboxed_runner(self):
+        # The benchmark program holds no student code: it runs outside the sandbox and
+        # starts the exercise's runner, which gets the sandbox prefix.
         self.tree.passing("alpha")
         self.bench([
             {"name": "alpha/int32/1024/manual_time_median", "run_name": "alpha/int32/1024/manual_time",
@@ -576,7 +618,11 @@ class PerfAndSanitizerTest(GradeTestCase):
         with mock.patch.object(grade_cli, "use_sandbox", fake_sandbox):
             _, data, _ = self.tree.grade_json("--no-build", "--perf", "--fast", "1.1")
         self.assertEqual(self.exercise(data, "1.1")["ratio"], 1.0)
-        self.assertIn("alpha_bench_starter", boxed.read_text().split())
+        self.assertNotIn("alpha_bench_starter", boxed.read_text().split() if boxed.exists() else [])
+        seen = self.bench_log()
+        self.assertEqual(Path(seen["runner"]).name, "alpha_runner_starter")
+        self.assertEqual(json.loads(seen["prefix"]), [str(box), "--"])
+        self.assertTrue(Path(seen["runner_log"]).is_absolute())
 
     def test_filter_takes_the_suffixes_google_benchmark_appends(self):
         # Chapter 6's Boost baselines of big graphs run Iterations(1)->Repetitions(1): their
@@ -615,12 +661,9 @@ class PerfAndSanitizerTest(GradeTestCase):
              "run_type": "aggregate", "aggregate_name": "median", "real_time": 1.0, "time_unit": "ms"},
         ]
         seen = Path(self._tmp.name) / "seen-by-bench"
-        _write_exe(self.tree.bin / "alpha_bench_starter", f"""
-            import json, os
-            with open({str(seen)!r}, "w") as f:
-                json.dump(sorted(os.listdir({str(flags)!r})), f)
-            print(json.dumps({bench_json(entries)!r}))
-        """)
+        fake_bench(self.tree.bin / "alpha_bench_starter", entries, action=f"""
+        with open({str(seen)!r}, "w") as f:
+            json.dump(sorted(os.listdir({str(flags)!r})), f)""")
         code, data, _ = self.tree.grade_json("--no-build", "--perf", "--parallel", "2")
         self.assertEqual(code, 0)
         self.assertEqual([e["status"] for e in data["cudalab"]["exercises"]], ["passed", "passed"])
