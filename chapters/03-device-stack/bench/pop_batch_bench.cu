@@ -7,24 +7,27 @@ namespace {
 // "pop_batch/int32/<n>": pop n items from a full stack of n. The counter is
 // reset to n before each run by an 8-byte device-to-device copy (timed too).
 // Items = pops; bytes = n items read from the slots, n written to out.
+// Before every call (untimed) the slots get new items; the last call is
+// checked (check_popped: counter 0, no error, out = the slots as a multiset).
 const bool registered = [] {
   auto* b = benchmark::RegisterBenchmark("pop_batch/int32", [](benchmark::State& state) {
     using namespace cudalab;
     if (!bench::require_device(state)) return;
     const auto n = static_cast<std::size_t>(state.range(0));
     stack::Stack<int> st(n);
-    const DeviceBuffer<int>& in = bench::stack::items(n);
-    CUDALAB_CHECK(cudaMemcpy(st.data(), in.data(), n * sizeof(int), cudaMemcpyDeviceToDevice));
     const DeviceBuffer<long long> full(std::vector<long long>{static_cast<long long>(n)});
     DeviceBuffer<int> out(n);
     const stack::DeviceStack<int> view = st.view();
+    bench::Fresh fresh;
+    fresh.refresh = [&](cudaStream_t s) { bench::stack::refill_items(view.data, n, s); };
+    fresh.verify = [&] { return bench::stack::check_popped(view, n, out.data()); };
     bench::time_runs(
         state,
         [&](cudaStream_t s) {
           CUDALAB_CHECK(cudaMemcpyAsync(view.count, full.data(), sizeof(long long), cudaMemcpyDeviceToDevice, s));
           stack::pop_batch(view, n, out.data(), -1, s);
         },
-        2 * n * sizeof(int), n);
+        2 * n * sizeof(int), n, fresh);
   });
   for (auto n : cudalab::bench::stack::kSizes) b->Arg(n);
   b->UseManualTime()->Unit(benchmark::kMicrosecond);

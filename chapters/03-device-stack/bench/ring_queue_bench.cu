@@ -10,18 +10,23 @@ namespace {
 // launch), then dequeue n (a second launch). The counters are reset by a
 // 16-byte device-to-device copy before each run (timed too).
 // Items = n (each goes in and out); bytes = 4 x 4n (items read, slots
-// written, slots read, outputs written).
+// written, slots read, outputs written). New items before every call
+// (untimed); the last call is checked (check_dequeued: head = tail =
+// 2^32 + n/2, no error, out = the items as a multiset).
 const bool registered = [] {
   auto* b = benchmark::RegisterBenchmark("ring_queue/int32", [](benchmark::State& state) {
     using namespace cudalab;
     if (!bench::require_device(state)) return;
     const auto n = static_cast<std::size_t>(state.range(0));
     stack::Queue<int> q(n);
-    const DeviceBuffer<int>& in = bench::stack::items(n);
+    DeviceBuffer<int>& in = bench::stack::items(n);
     const unsigned long long start = (1ull << 32) - n / 2;
     const DeviceBuffer<unsigned long long> reset(std::vector<unsigned long long>{start, start});
     DeviceBuffer<int> out(n);
     const stack::DeviceQueue<int> view = q.view();
+    bench::Fresh fresh;
+    fresh.refresh = [&](cudaStream_t s) { bench::stack::refill_items(in.data(), n, s); };
+    fresh.verify = [&] { return bench::stack::check_dequeued(view, in.data(), n, start + n, out.data()); };
     bench::time_runs(
         state,
         [&](cudaStream_t s) {
@@ -30,7 +35,7 @@ const bool registered = [] {
           stack::ring_queue_enqueue(view, in.data(), nullptr, n, s);
           stack::ring_queue_dequeue(view, n, out.data(), -1, s);
         },
-        4 * n * sizeof(int), n);
+        4 * n * sizeof(int), n, fresh);
   });
   for (auto n : cudalab::bench::stack::kSizes) b->Arg(n);
   b->UseManualTime()->Unit(benchmark::kMicrosecond);

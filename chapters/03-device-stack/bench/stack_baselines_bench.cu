@@ -6,8 +6,14 @@
 //                                                      (read from memory): one hardware atomic per thread
 //   atomic_distinct_addresses/int32/<n>/<stride>        every stride-th thread increments its own counter
 //   cub_expand_scan/int32/<nodes>                      the tree expansion of 3.4 with a CUB scan per level
+//                                                      (registered as 3.4: new tree before every call, checked)
 //   copy_bandwidth/int32/<n>                           device-to-device copy (the memory ceiling)
 #include <cub/device/device_scan.cuh>
+#include <thrust/count.h>
+#include <thrust/execution_policy.h>
+#include <thrust/iterator/counting_iterator.h>
+
+#include <string>
 
 #include "stack_bench.cuh"
 
@@ -41,16 +47,23 @@ __global__ void distinct_addresses_kernel(unsigned* counters, std::size_t n, uns
 unsigned blocks_for(std::size_t n) { return static_cast<unsigned>((n + kBlock - 1) / kBlock); }
 
 /// Registers one atomic baseline "<name>/int32/<n>/<stride>"; items = atomics.
-template <class Launch>
-void register_atomic(const std::string& name, Launch launch, std::size_t bytes_per_atomic) {
-  auto* b = benchmark::RegisterBenchmark((name + "/int32").c_str(), [launch, bytes_per_atomic](benchmark::State& state) {
-    if (!require_device(state)) return;
-    const auto n = static_cast<std::size_t>(state.range(0));
-    const auto stride = static_cast<unsigned>(state.range(1));
-    const std::size_t atomics = (n + stride - 1) / stride;
-    time_runs(state, [&](cudaStream_t s) { launch(n, stride, s); }, atomics * bytes_per_atomic, atomics);
-    state.counters["n"] = static_cast<double>(n);  // the size in the name: threads, not atomics
-  });
+/// `prepare(n, stream)` runs before every run, untimed; `check(n, stride)`
+/// verifies the counters the last run left ("" when right).
+template <class Launch, class Prepare, class Check>
+void register_atomic(const std::string& name, Launch launch, std::size_t bytes_per_atomic, Prepare prepare,
+                     Check check) {
+  auto* b = benchmark::RegisterBenchmark(
+      (name + "/int32").c_str(), [launch, bytes_per_atomic, prepare, check](benchmark::State& state) {
+        if (!require_device(state)) return;
+        const auto n = static_cast<std::size_t>(state.range(0));
+        const auto stride = static_cast<unsigned>(state.range(1));
+        const std::size_t atomics = (n + stride - 1) / stride;
+        Fresh fresh;
+        fresh.refresh = [&](cudaStream_t s) { prepare(n, s); };
+        fresh.verify = [&] { return check(n, stride); };
+        time_runs(state, [&](cudaStream_t s) { launch(n, stride, s); }, atomics * bytes_per_atomic, atomics, fresh);
+        state.counters["n"] = static_cast<double>(n);  // the size in the name: threads, not atomics
+      });
   for (auto n : kSizes)
     for (auto stride : kStrides) b->Args({n, stride});
   b->UseManualTime()->Unit(benchmark::kMicrosecond);
@@ -60,6 +73,28 @@ DeviceBuffer<unsigned long long>& counter() {
   static DeviceBuffer<unsigned long long> c(1);
   return c;
 }
+
+/// The per-thread counters of atomic_distinct_addresses, one buffer per n.
+DeviceBuffer<unsigned>& distinct_counters(std::size_t n) {
+  static std::map<std::size_t, DeviceBuffer<unsigned>> counters;
+  return counters.try_emplace(n, n).first->second;
+}
+
+/// "" when the shared counter holds the number of atomics, else what it holds.
+std::string check_counter(std::size_t n, unsigned stride) {
+  unsigned long long got = 0;
+  CUDALAB_CHECK(cudaMemcpy(&got, counter().data(), sizeof got, cudaMemcpyDeviceToHost));
+  const std::size_t want = (n + stride - 1) / stride;
+  if (got != want) return "counter " + std::to_string(got) + ", expected " + std::to_string(want);
+  return "";
+}
+
+// True at i when counter i is not 1 for a thread that adds, 0 for one that does not.
+struct WrongCounter {
+  const unsigned* counters;
+  unsigned stride;
+  __host__ __device__ bool operator()(std::size_t i) const { return counters[i] != (i % stride == 0 ? 1u : 0u); }
+};
 
 // --- the CUB expansion: per level, count children, scan the counts, scatter.
 
@@ -116,12 +151,16 @@ std::vector<std::size_t> cub_expand(const int* roots, std::size_t n_roots, cudal
   return level_offsets;
 }
 
+// The atomic baselines have no input to renew: before every run the
+// distinct counters are zeroed (untimed; the shared counter's reset is part
+// of the timed run), and the last run's counters are checked.
 const bool registered = [] {
+  const auto nothing = [](std::size_t, cudaStream_t) {};
   register_atomic("atomic_same_address", [](std::size_t n, unsigned stride, cudaStream_t s) {
     CUDALAB_CHECK(cudaMemsetAsync(counter().data(), 0, sizeof(unsigned long long), s));
     same_address_kernel<<<blocks_for(n), kBlock, 0, s>>>(counter().data(), n, stride);
     CUDALAB_CHECK_LAUNCH();
-  }, 0);
+  }, 0, nothing, check_counter);
   register_atomic("atomic_same_address_unaggregated", [](std::size_t n, unsigned stride, cudaStream_t s) {
     static DeviceBuffer<int> sink(1);
     const DeviceBuffer<int>& ones = cached_uniform_ints<int>(n, 1, 1, 1);
@@ -129,13 +168,23 @@ const bool registered = [] {
     same_address_unaggregated_kernel<<<blocks_for(n), kBlock, 0, s>>>(counter().data(), ones.data(), n, stride,
                                                                       sink.data());
     CUDALAB_CHECK_LAUNCH();
-  }, sizeof(int));
-  register_atomic("atomic_distinct_addresses", [](std::size_t n, unsigned stride, cudaStream_t s) {
-    static std::map<std::size_t, DeviceBuffer<unsigned>> counters;
-    DeviceBuffer<unsigned>& c = counters.try_emplace(n, n).first->second;
-    distinct_addresses_kernel<<<blocks_for(n), kBlock, 0, s>>>(c.data(), n, stride);
-    CUDALAB_CHECK_LAUNCH();
-  }, 2 * sizeof(unsigned));
+  }, sizeof(int), nothing, check_counter);
+  register_atomic(
+      "atomic_distinct_addresses",
+      [](std::size_t n, unsigned stride, cudaStream_t s) {
+        distinct_addresses_kernel<<<blocks_for(n), kBlock, 0, s>>>(distinct_counters(n).data(), n, stride);
+        CUDALAB_CHECK_LAUNCH();
+      },
+      2 * sizeof(unsigned),
+      [](std::size_t n, cudaStream_t s) {
+        CUDALAB_CHECK(cudaMemsetAsync(distinct_counters(n).data(), 0, n * sizeof(unsigned), s));
+      },
+      [](std::size_t n, unsigned stride) -> std::string {
+        const thrust::counting_iterator<std::size_t> first(0);
+        const auto wrong =
+            thrust::count_if(thrust::device, first, first + n, WrongCounter{distinct_counters(n).data(), stride});
+        return wrong == 0 ? "" : std::to_string(wrong) + " counters wrong";
+      });
   register_expand("cub_expand_scan", &cub_expand);
   register_copy_bandwidth<int>("int32", kSizes);
   return true;

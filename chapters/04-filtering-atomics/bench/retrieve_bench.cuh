@@ -1,18 +1,24 @@
 // Benchmark tables shared by exercise 4.7 (bench/retrieve_all_bench.cu) and
 // its baselines (bench/retrieve_baselines_bench.cu): one device buffer of
-// slots per size, generated once, about half of them live, an eighth erased,
-// the rest empty; retrieve_all sees it as three sub-tables of 50 %, 30 % and
-// 20 % of the slots (different capacities), the CUB baseline as one array.
+// slots per size, about half of them live, an eighth erased, the rest empty,
+// with new keys before every timed call (untimed); retrieve_all sees it as
+// three sub-tables of 50 %, 30 % and 20 % of the slots (different
+// capacities), the CUB baseline as one array. The last call's output is
+// checked against the table (check_retrieved).
 #pragma once
 
 #include <benchmark/benchmark.h>
+#include <thrust/count.h>
+#include <thrust/execution_policy.h>
+#include <thrust/functional.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/transform_reduce.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <map>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "cudalab/bench.cuh"
@@ -25,11 +31,13 @@ namespace cudalab::bench::retrieve {
 inline const std::initializer_list<std::int64_t> kSlots = {2000000, 200000000};
 
 namespace detail {
+// Slot i of the table of `seed`: a live non-negative key (4 in 8), an erased
+// (1 in 8) or an empty one (3 in 8); its value is i.
 template <class S>
-__global__ void fill_table_kernel(S* slots, std::size_t n) {
+__global__ void fill_table_kernel(S* slots, std::size_t n, std::uint64_t seed) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    std::uint64_t x = 77 ^ (i * 0x9E3779B97F4A7C15ull);
+    std::uint64_t x = seed ^ (i * 0x9E3779B97F4A7C15ull);
     x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
     x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
     x ^= x >> 31;
@@ -39,20 +47,63 @@ __global__ void fill_table_kernel(S* slots, std::size_t n) {
     slots[i] = S{key, static_cast<long long>(i)};
   }
 }
+
+// The SplitMix64 finalizer.
+__host__ __device__ inline std::uint64_t mix(std::uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// A 64-bit hash of a (key, value) pair: summed, a fingerprint of a multiset of pairs.
+__host__ __device__ inline unsigned long long pair_hash(long long key, long long value) {
+  return mix(mix(static_cast<std::uint64_t>(key)) ^ (static_cast<std::uint64_t>(value) * 0x9E3779B97F4A7C15ull));
+}
+
+// The hash of slot i when it is live, else 0.
+struct LiveSlotHash {
+  const cudalab::filter::Slot* slots;
+  __host__ __device__ unsigned long long operator()(std::size_t i) const {
+    const cudalab::filter::Slot s = slots[i];
+    return cudalab::filter::is_live(s.key) ? pair_hash(s.key, s.value) : 0ull;
+  }
+};
+
+struct IsLiveSlot {
+  __host__ __device__ bool operator()(const cudalab::filter::Slot& s) const { return cudalab::filter::is_live(s.key); }
+};
 }  // namespace detail
 
-/// The slots of the benchmark table with `n` slots (generated once).
-inline const DeviceBuffer<cudalab::filter::Slot>& table(std::size_t n) {
-  static std::map<std::size_t, DeviceBuffer<cudalab::filter::Slot>> cache;
-  auto it = cache.find(n);
-  if (it == cache.end()) {
-    DeviceBuffer<cudalab::filter::Slot> slots(n);
-    detail::fill_table_kernel<<<4 * sm_count(), 256>>>(slots.data(), n);
-    CUDALAB_CHECK_LAUNCH();
-    CUDALAB_CHECK(cudaDeviceSynchronize());
-    it = cache.emplace(n, std::move(slots)).first;
+/// Output pair i as separate arrays (retrieve_all's keys_out, values_out), hashed.
+struct SplitPairs {
+  const long long* keys;
+  const long long* values;
+  /// The pair_hash of output pair i.
+  __host__ __device__ unsigned long long operator()(std::size_t i) const {
+    return detail::pair_hash(keys[i], values[i]);
   }
-  return it->second;
+};
+
+/// Output pair i as a Slot (CUB's select), hashed.
+struct SlotPairs {
+  const cudalab::filter::Slot* slots;
+  /// The pair_hash of output pair i.
+  __host__ __device__ unsigned long long operator()(std::size_t i) const {
+    return detail::pair_hash(slots[i].key, slots[i].value);
+  }
+};
+
+/// The slots of the benchmark table with `n` slots (allocated once; refill_table gives them keys).
+inline DeviceBuffer<cudalab::filter::Slot>& table(std::size_t n) {
+  static std::map<std::size_t, DeviceBuffer<cudalab::filter::Slot>> cache;
+  return cache.try_emplace(n, n).first->second;
+}
+
+/// Enqueues a new table in `slots` (keys and live, erased, empty pattern from a new seed). Work O(n).
+inline void refill_table(DeviceBuffer<cudalab::filter::Slot>& slots, cudaStream_t stream) {
+  if (slots.size() == 0) return;
+  detail::fill_table_kernel<<<4 * sm_count(), 256, 0, stream>>>(slots.data(), slots.size(), next_seed());
+  CUDALAB_CHECK_LAUNCH();
 }
 
 /// The three sub-tables (50 %, 30 %, 20 % of the slots, back to back).
@@ -68,16 +119,44 @@ inline unsigned long long* count() {
   return c.data();
 }
 
+/// @brief "" when *count() is the number of live slots of table(n) and the
+///        first *count() output pairs (`out(i)`: the pair_hash of pair i, a
+///        SplitPairs or SlotPairs) are exactly its live (key, value) pairs in
+///        any order (by a fingerprint of the multiset), else what is wrong.
+///        Work O(n), on the device.
+template <class OutputHash>
+std::string check_retrieved(std::size_t n, OutputHash out) {
+  unsigned long long got = 0;
+  CUDALAB_CHECK(cudaMemcpy(&got, count(), sizeof got, cudaMemcpyDeviceToHost));
+  const cudalab::filter::Slot* slots = table(n).data();
+  const auto want = static_cast<unsigned long long>(thrust::count_if(thrust::device, slots, slots + n,
+                                                                     detail::IsLiveSlot{}));
+  if (got != want) return "count " + std::to_string(got) + ", expected " + std::to_string(want);
+  const thrust::counting_iterator<std::size_t> first(0);
+  const auto sum = [&](auto hash, std::size_t m) {
+    return thrust::transform_reduce(thrust::device, first, first + m, hash, 0ull, thrust::plus<unsigned long long>());
+  };
+  if (sum(out, static_cast<std::size_t>(got)) != sum(detail::LiveSlotHash{slots}, n)) {
+    return "not the live pairs of the table";
+  }
+  return "";
+}
+
 /// Registers "<name>/int64/<slots>": `run(n, stream)` retrieves from the
 /// table of n slots. Bytes: 16 per slot read, 16 per live slot (about half)
-/// written; items = slots examined.
-template <class Run>
-bool register_retrieve(const std::string& name, Run run) {
-  auto* b = benchmark::RegisterBenchmark((name + "/int64").c_str(), [run](benchmark::State& state) {
+/// written; items = slots examined. Before every call the table gets new
+/// keys (untimed); `check(n)` verifies the last call's output ("" when right,
+/// e.g. check_retrieved).
+template <class Run, class Check>
+bool register_retrieve(const std::string& name, Run run, Check check) {
+  auto* b = benchmark::RegisterBenchmark((name + "/int64").c_str(), [run, check](benchmark::State& state) {
     if (!require_device(state)) return;
     const auto n = static_cast<std::size_t>(state.range(0));
-    table(n);  // generated outside the timed runs
-    time_runs(state, [&](cudaStream_t s) { run(n, s); }, 16 * n + 16 * (n / 2), n);
+    DeviceBuffer<cudalab::filter::Slot>& slots = table(n);
+    Fresh fresh;
+    fresh.refresh = [&](cudaStream_t s) { refill_table(slots, s); };
+    fresh.verify = [&] { return check(n); };
+    time_runs(state, [&](cudaStream_t s) { run(n, s); }, 16 * n + 16 * (n / 2), n, fresh);
   });
   for (auto n : kSlots) b->Arg(n);
   b->UseManualTime()->Unit(benchmark::kMicrosecond);
