@@ -3,7 +3,9 @@
 //   copy_bandwidth/int32/<n>                     device-to-device copy: 5.1 moves as many bytes as a copy
 //                                                of 64 ints per node, 5.2 as one of 32 ints per query
 //   binary_heap_per_thread/float32/<n>/<heaps>   the scripts of 5.3 (n pushes, then n pops, per heap), one
-//                                                thread per heap, each a textbook binary heap in global memory
+//                                                thread per heap, each a textbook binary heap in global memory;
+//                                                like warp_heap: new keys before every call, the last steps
+//                                                checked (fresh_scripts in heap_bench.cuh)
 #include <climits>
 
 #include "heap_bench.cuh"
@@ -91,7 +93,7 @@ const bool registered = [] {
     if (!require_device(state)) return;
     const auto n = static_cast<std::size_t>(state.range(0));
     const auto heaps = static_cast<std::size_t>(state.range(1));
-    const DeviceBuffer<HeapOp>& ops = scripts(n, heaps);
+    DeviceBuffer<HeapOp>& ops = scripts(n, heaps);
     DeviceBuffer<HeapStep> steps(2 * n * heaps);
     const std::size_t capacity = capacity_for(n) * cudalab::heap::node_size;  // the warp heap's capacity
     DeviceBuffer<float> keys(capacity * heaps);
@@ -105,7 +107,7 @@ const bool registered = [] {
                                                        values.data(), steps.data());
           CUDALAB_CHECK_LAUNCH();
         },
-        script_bytes(2 * n * heaps), 2 * n * heaps);
+        script_bytes(2 * n * heaps), 2 * n * heaps, fresh_scripts(ops, steps, n, heaps));
   });
   for (const auto& [n, heaps] : kHeapShapes) b->Args({n, heaps});
   b->UseManualTime()->Unit(benchmark::kMicrosecond);

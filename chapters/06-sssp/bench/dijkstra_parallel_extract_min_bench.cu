@@ -1,16 +1,19 @@
 // Benchmark of exercise 6.1, cudalab::sssp::dijkstra_parallel_extract_min, on the graphs of
 // dijkstra_graphs() (sssp_bench.cuh), beside the baselines (boost_dijkstra,
-// copy_bandwidth) in the same run.
+// copy_bandwidth) in the same run. New edge weights before every call, the last
+// distances checked (register_exercise in sssp_bench.cuh).
 #include "sssp_bench.cuh"
 
 namespace {
 using namespace cudalab::bench::sssp;
 const bool registered = [] {
-  register_exercise("dijkstra_parallel_extract_min", dijkstra_graphs(),
-                    [](const std::string& name, std::size_t n, const BenchGraph& g, cudaStream_t s) {
-                      return cudalab::sssp::dijkstra_parallel_extract_min(out_edges(name, n), g.source,
-                                               output<cudalab::sssp::dist_t>(g.csr.num_vertices()), s);
-                    });
+  using cudalab::sssp::dist_t;
+  register_exercise<dist_t>(
+      "dijkstra_parallel_extract_min", dijkstra_graphs(), Layout::out_csr,
+      [](const BenchGraph& g, const DeviceLayout& edges, dist_t* dist, cudalab::graph::vertex_t*,
+         cudaStream_t s) {
+        return cudalab::sssp::dijkstra_parallel_extract_min(edges.csr(), g.source, dist, s);
+      });
   return true;
 }();
 }  // namespace

@@ -1,16 +1,19 @@
 // Benchmark of exercise 6.5, cudalab::sssp::spmv_bellman_ford_csr, on the graphs of
 // bellman_ford_graphs() (sssp_bench.cuh), beside the baselines (boost_dijkstra,
-// copy_bandwidth) in the same run.
+// copy_bandwidth) in the same run. New edge weights before every call, the last
+// distances checked (register_exercise in sssp_bench.cuh).
 #include "sssp_bench.cuh"
 
 namespace {
 using namespace cudalab::bench::sssp;
 const bool registered = [] {
-  register_exercise("spmv_bellman_ford_csr", bellman_ford_graphs(),
-                    [](const std::string& name, std::size_t n, const BenchGraph& g, cudaStream_t s) {
-                      return cudalab::sssp::spmv_bellman_ford_csr(in_edges(name, n), g.source,
-                                               output<cudalab::sssp::signed_dist_t>(g.csr.num_vertices()), s);
-                    });
+  using cudalab::sssp::signed_dist_t;
+  register_exercise<signed_dist_t>(
+      "spmv_bellman_ford_csr", bellman_ford_graphs(), Layout::in_csr,
+      [](const BenchGraph& g, const DeviceLayout& edges, signed_dist_t* dist, cudalab::graph::vertex_t*,
+         cudaStream_t s) {
+        return cudalab::sssp::spmv_bellman_ford_csr(edges.csr(), g.source, dist, s);
+      });
   return true;
 }();
 }  // namespace

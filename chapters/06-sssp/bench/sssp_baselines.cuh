@@ -1,6 +1,9 @@
 // The CPU baseline of chapter 6: Boost.Graph's dijkstra_shortest_paths on
 // one host core (boost_dijkstra/<graph>/<n>), timed with std::chrono, on the
-// same graphs and sources as the exercises. Without the Boost headers at
+// same graphs and sources as the exercises, with the graphs' own weights
+// (the exercises get new weights of the same range and about the same mean
+// before every call; a host baseline, run by the checker itself, needs no
+// such hooks). Without the Boost headers at
 // configure time it runs the CPU reference Dijkstra (binary heap) under the
 // same name, and the label says so. Graphs of 2^22 or more vertices are
 // searched once (one iteration, one repetition).
