@@ -734,6 +734,58 @@ class PerfAndSanitizerTest(GradeTestCase):
         self.assertIn("compute-sanitizer is not on PATH", data["tests"][0]["output"])
 
 
+class CTestSkipTest(unittest.TestCase):
+    """The exercises' CTest property (cmake/CudalabExercise.cmake): a program that found no
+    GPU and skipped its GPU tests counts as skipped; a failure, or a run on a GPU, never does."""
+
+    OUTPUTS = {
+        "skipped": ("cudalab: no CUDA device; GPU tests are skipped\n[ RUN      ] S.Host\n"
+                    "[       OK ] S.Host (0 ms)\n[  PASSED  ] 1 test.\n"
+                    "[  SKIPPED ] 2 tests, listed below:\n[  SKIPPED ] Sizes/S.Int32Random/n1025\n"
+                    "[  SKIPPED ] S.Big\n", 0),
+        "host_failed": ("cudalab: no CUDA device; GPU tests are skipped\n[  PASSED  ] 1 test.\n"
+                        "[  SKIPPED ] 1 test, listed below:\n[  SKIPPED ] S.Big\n"
+                        "[  FAILED  ] 1 test, listed below:\n[  FAILED  ] S.Host\n\n 1 FAILED TEST\n", 1),
+        "failed_exit_0": ("cudalab: no CUDA device; GPU tests are skipped\n[  PASSED  ] 1 test.\n"
+                          "[  SKIPPED ] 1 test, listed below:\n[  SKIPPED ] S.Big\n"
+                          "[  FAILED  ] 1 test, listed below:\n[  FAILED  ] S.Host\n", 0),
+        "on_a_gpu": ("cudalab: device 0 of 1: NVIDIA H100 (sm_90, 132 SMs)\n[  PASSED  ] 1 test.\n"
+                     "[  SKIPPED ] 1 test, listed below:\n[  SKIPPED ] S.Big\n", 0),
+        "gpu_required": ("cudalab: no CUDA device; GPU tests FAIL (CUDALAB_REQUIRE_GPU=1)\n"
+                         "[  FAILED  ] 1 test, listed below:\n[  FAILED  ] S.Big\n", 1),
+        "host_only": ("cudalab: no CUDA device; GPU tests are skipped\n[  PASSED  ] 3 tests.\n", 0),
+    }
+    EXPECT = {"skipped": "Skipped", "host_failed": "Failed", "failed_exit_0": "Passed",
+              "on_a_gpu": "Passed", "gpu_required": "Failed", "host_only": "Passed"}
+
+    def test_skip_expression(self):
+        import shutil
+        import subprocess
+        if not (shutil.which("cmake") and shutil.which("ctest")):
+            self.skipTest("no cmake/ctest")
+        text = (REPO / "cmake" / "CudalabExercise.cmake").read_text()
+        m = re.search(r'set_tests_properties\("\$\{chapter\}/\$\{slug\}" PROPERTIES[^)]*'
+                      r'SKIP_REGULAR_EXPRESSION ("(?:[^"\\]|\\.)*")', text)
+        self.assertIsNotNone(m, "the exercise tests have a SKIP_REGULAR_EXPRESSION")
+        with tempfile.TemporaryDirectory(prefix="test-ctest-") as tmp:
+            src = Path(tmp) / "src"
+            src.mkdir()
+            lines = ["cmake_minimum_required(VERSION 3.16)", "project(skip NONE)", "enable_testing()"]
+            for name, (output, rc) in self.OUTPUTS.items():
+                (src / f"{name}.py").write_text(
+                    f"import sys\nsys.stdout.write({output!r})\nsys.exit({rc})\n")
+                lines += [f'add_test(NAME {name} COMMAND "{PY}" "{src / name}.py")',
+                          f"set_tests_properties({name} PROPERTIES SKIP_REGULAR_EXPRESSION {m[1]})"]
+            (src / "CMakeLists.txt").write_text("\n".join(lines) + "\n")
+            b = Path(tmp) / "b"
+            generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+            subprocess.run(["cmake", "-S", str(src), "-B", str(b), *generator], check=True,
+                           capture_output=True, text=True)
+            p = subprocess.run(["ctest", "--test-dir", str(b)], capture_output=True, text=True)
+            got = dict(re.findall(r"Test +#\d+: (\w+) \.+\s*\**(Skipped|Failed|Passed)", p.stdout))
+            self.assertEqual(got, self.EXPECT, p.stdout)
+
+
 class CliTest(GradeTestCase):
     def test_selectors(self):
         chapters = load_all(self.tree.root)
