@@ -1,0 +1,14 @@
+// The API of the remote-timing host test: one function that takes a known
+// host time, served by remote_timing_runner_host and called through a proxy
+// by remote_timing_test_host (cudalab/test/remote.hpp).
+#pragma once
+
+namespace cudalab::remote_timing {
+
+/// Sleeps `ms` milliseconds on the host, then returns 1000 · (the calls so
+/// far, this one included) + ms: the checker sees how often it really ran.
+int busy(int ms);
+
+}  // namespace cudalab::remote_timing
+
+#define CUDALAB_REMOTE_remote_timing(X) X(int, cudalab::remote_timing, busy, (int ms), (ms))
