@@ -5,9 +5,11 @@ import csv
 import io
 import json
 import textwrap
+from dataclasses import dataclass, field
 
 from .escape import csv_cell, md_block, md_text
 from .grading import NO_GPU, PASSED, Result
+from .manifest import Exercise
 
 WIDTH = 100
 HEADERS = ("id", "exercise", "tests", "perf", "points", "reason")
@@ -20,8 +22,12 @@ def _row(r: Result) -> tuple[str, ...]:
 
 def table(results: list[Result], width: int = WIDTH) -> str:
     """Plain ASCII table, no line longer than `width`; reasons are wrapped."""
-    rows = [_row(r) for r in results]
-    widths = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(HEADERS[:-1])]
+    return _grid(HEADERS, [_row(r) for r in results], width)
+
+
+def _grid(headers: tuple[str, ...], rows: list[tuple[str, ...]], width: int = WIDTH) -> str:
+    """Plain ASCII table, no line longer than `width`; the last column is wrapped."""
+    widths = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(headers[:-1])]
     widths[1] = min(widths[1], 22)
     reason_width = max(20, width - sum(widths) - 2 * len(widths))
     lines = []
@@ -33,7 +39,7 @@ def table(results: list[Result], width: int = WIDTH) -> str:
         for more in wrapped[1:]:
             lines.append(f"{' ' * len(fixed)}  {more}".rstrip())
 
-    emit(HEADERS)
+    emit(headers)
     lines.append("-" * min(width, sum(widths) + 2 * len(widths) + reason_width))
     for row in rows:
         emit(row)
@@ -128,3 +134,43 @@ def csv_text(results: list[Result]) -> str:
             r.exercise.id, r.exercise.slug, r.status, f"{r.points:.1f}", f"{r.max_points:g}",
             "" if r.ratio is None else f"{r.ratio:g}", r.reason)])
     return buf.getvalue()
+
+
+@dataclass
+class CompileCheck:
+    """One exercise under tools/grade --compile-only."""
+    exercise: Exercise
+    compiled: bool = True
+    build: str = "compiles"
+    clean: bool = True                  # no forbidden API found
+    forbidden: str = "none found"
+    details: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the check could not look at
+
+
+def compile_only(checks: list[CompileCheck]) -> str:
+    """The --compile-only report: build state and forbidden-API check per exercise."""
+    rows = [(c.exercise.id, c.exercise.slug, c.build, c.forbidden) for c in checks]
+    out = [_grid(("id", "exercise", "build", "forbidden-API check"), rows)]
+    parts = []
+    for c in checks:
+        if c.details:
+            what = "; ".join(x for x in (c.build if not c.compiled else "",
+                                         c.forbidden if not c.clean else "") if x)
+            parts.append(f"--- {c.exercise.id} {c.exercise.slug}: {what}\n"
+                         + textwrap.indent("\n".join(c.details), "  "))
+    if parts:
+        out += ["", "\n\n".join(parts)]
+    compiled = sum(c.compiled for c in checks)
+    forbidden = sum(not c.clean for c in checks)
+    out += ["", f"compile-only: {compiled} of {len(checks)} exercise(s) compile, {forbidden} "
+                "fail the forbidden-API check",
+            "no test ran: grading needs a GPU (run tools/grade on a machine with one)"]
+    notes: dict[str, list[str]] = {}
+    for c in checks:
+        for n in c.notes:
+            notes.setdefault(n, []).append(c.exercise.id)
+    for n, ids in notes.items():
+        who = "every exercise" if len(ids) == len(checks) else ", ".join(ids)
+        out.append(f"not checked ({who}): {n}")
+    return "\n".join(out) + "\n"

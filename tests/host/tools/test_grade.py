@@ -19,6 +19,7 @@ import stat
 import sys
 import tempfile
 import textwrap
+import time
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -178,6 +179,7 @@ class Tree:
         self.bin = self.build / "bin"
         self.bin.mkdir(parents=True)
         (self.build / "CMakeCache.txt").write_text("")
+        (self.build / "build.ninja").write_text("")
         for name in ("alpha", "beta"):  # the runners: the checker (fake) never starts them
             for impl in ("starter", "solution"):
                 _write_exe(self.bin / f"{name}_runner_{impl}", "import sys\nsys.exit(2)\n")
@@ -200,26 +202,45 @@ class Tree:
                 print("ninja: no work to do.")
         """)
         self.build_output = tmp / "build-output.txt"
-        # cmake: prints build-output.txt (when it exists) as the build's output
+        # cmake: prints build-output.txt (when it exists) as the build's output, exits
+        # FAKE_CMAKE_RC; its --version says FAKE_CMAKE_VERSION; --preset default configures
+        # build/default (FAKE_CONFIGURE_OUTPUT: prints it and exits 1 instead)
         _write_exe(self.tools / "cmake", f"""
             import os, sys
             with open({str(self.log)!r}, "a") as log:
                 log.write("cmake " + " ".join(sys.argv[1:]) + "\\n")
+            if sys.argv[1:] == ["--version"]:
+                print("cmake version " + os.environ.get("FAKE_CMAKE_VERSION", "3.28.3"))
+                sys.exit(0)
+            if sys.argv[1:] == ["--preset", "default"]:
+                build = os.path.join("build", "default")
+                os.makedirs(build, exist_ok=True)
+                open(os.path.join(build, "CMakeCache.txt"), "w").close()
+                if os.environ.get("FAKE_CONFIGURE_OUTPUT"):
+                    print(os.environ["FAKE_CONFIGURE_OUTPUT"])
+                    sys.exit(1)
+                open(os.path.join(build, "build.ninja"), "w").close()
+                sys.exit(0)
             if os.path.exists({str(self.build_output)!r}):
                 print(open({str(self.build_output)!r}).read())
+            sys.exit(int(os.environ.get("FAKE_CMAKE_RC", "0")))
         """)
+        _write_exe(self.tools / "nvcc", "print('nvcc: fake')\n")
         # The machine's own compute-sanitizer (a GPU machine has one) stays out of
         # sight: tests that want one put a fake in self.tools.
         system_path = os.pathsep.join(
             d for d in os.environ.get("PATH", "").split(os.pathsep)
             if d and not (Path(d) / "compute-sanitizer").exists())
         self.env = {"PATH": f"{self.tools}{os.pathsep}{system_path}",
+                    "CUDACXX": "",  # the fake nvcc on PATH is the one
                     "FAKE_LOG": str(tmp / "runs.log"), "STALE": "",
                     "CUDALAB_SANDBOX": "none",  # fakes; the sandbox has its own tests
                     "FAKE_TARGETS": "alpha_test_starter beta_test_starter alpha_bench_starter "
                                     "alpha_test_solution beta_test_solution alpha_bench_solution "
                                     "alpha_runner_starter beta_runner_starter "
                                     "alpha_runner_solution beta_runner_solution"}
+        # what build.probe_gpu says: a GPU, unless a test says otherwise
+        self.gpu = (True, "1 CUDA device(s) (fake)")
 
     def passing(self, slug, n=3, suite=None):
         suite = suite or slug.capitalize()
@@ -237,7 +258,8 @@ class Tree:
         """(exit code, stdout, stderr) of tools/grade on this tree."""
         out, err = io.StringIO(), io.StringIO()
         with mock.patch.dict(os.environ, self.env), contextlib.redirect_stdout(out), \
-                contextlib.redirect_stderr(err):
+                contextlib.redirect_stderr(err), \
+                mock.patch.object(build, "probe_gpu", return_value=self.gpu) as self.probe:
             code = grade_cli.main(list(argv), root=self.root)
         return code, out.getvalue(), err.getvalue()
 
@@ -732,6 +754,315 @@ class PerfAndSanitizerTest(GradeTestCase):
             _, data, _ = self.tree.grade_json("--no-build", "--sanitize", "memcheck", "1.1")
         self.assertEqual(self.exercise(data, "1.1")["status"], "passed")
         self.assertIn("compute-sanitizer is not on PATH", data["tests"][0]["output"])
+
+
+class NoGpuTest(GradeTestCase):
+    """Without a GPU tools/grade says so first, within seconds, and builds nothing."""
+
+    def setUp(self):
+        super().setUp()
+        self.tree.gpu = (False, "no NVIDIA driver: libcuda.so.1 cannot be loaded")
+
+    def test_says_so_before_any_build_and_exits_3(self):
+        (self.tree.build / "CMakeCache.txt").unlink()  # a fresh clone: nothing configured
+        start = time.monotonic()
+        code, out, err = self.tree.grade()
+        self.assertLess(time.monotonic() - start, 10)
+        self.assertEqual(code, 3)
+        self.assertEqual(out, "")  # no scoreboard of zeros
+        self.assertTrue(err.startswith("tools/grade: no NVIDIA GPU here (no NVIDIA driver"), err)
+        self.assertIn("tools/grade --compile-only", err)
+        self.assertEqual(self.tree.calls(), [])  # neither cmake nor ninja ran
+        self.assertFalse((self.tree.build / "grade-build.log").exists())
+        self.assertEqual(self.tree.runs(), [])
+        self.tree.probe.assert_called_once()
+
+    def test_quiet_still_says_it_and_outputs_say_not_graded(self):
+        code, out, err = self.tree.grade("--json", "-", "-q")
+        self.assertEqual(code, 3)
+        self.assertIn("no NVIDIA GPU here", err)
+        data = json.loads(out)
+        self.assertEqual([e["status"] for e in data["cudalab"]["exercises"]], ["no_gpu", "no_gpu"])
+        self.assertIn("grading needs a CUDA GPU", data["output"])
+        self.assertEqual(self.tree.calls(), [])
+
+    def test_no_build_too(self):
+        self.tree.passing("alpha")
+        code, _, _ = self.tree.grade("--no-build", "1.1")
+        self.assertEqual((code, self.tree.runs()), (3, []))
+
+    def test_cannot_tell_goes_on(self):
+        self.tree.gpu = (None, "the CUDA driver did not answer within 60 s")
+        self.tree.passing("alpha")
+        code, data, err = self.tree.grade_json("--no-build", "1.1")
+        self.assertEqual((code, self.exercise(data, "1.1")["status"]), (0, "passed"))
+
+    def test_lists_hints_and_class_grading_do_not_probe(self):
+        for argv in (["--list"], ["--hint", "1.1"]):
+            code, _, _ = self.tree.grade(*argv)
+            self.assertEqual(code, 0)
+            self.tree.probe.assert_not_called()
+        subs = self.tree.root.parent / "subs"
+        subs.mkdir()
+        with mock.patch.object(grade_cli, "run_class", return_value=3) as run_class:
+            code, _, _ = self.tree.grade("--submissions", str(subs))
+        self.assertEqual(code, 3)  # class grading's own no-GPU answer
+        run_class.assert_called_once()
+        self.tree.probe.assert_not_called()
+
+
+class CompileOnlyTest(GradeTestCase):
+    """--compile-only: build and check the files, run nothing; works without a GPU."""
+
+    def setUp(self):
+        super().setUp()
+        self.tree.gpu = (False, "no NVIDIA driver: libcuda.so.1 cannot be loaded")
+        self.tree.env["STALE"] = "alpha_test_starter alpha_runner_starter beta_test_starter"
+
+    def built(self, *targets):
+        """Ninja reports no work left for these targets (as after a good build)."""
+        stale = self.tree.env["STALE"].split()
+        self.tree.env["STALE"] = " ".join(t for t in stale if t not in targets)
+        for t in targets:
+            if "_runner_" not in t:
+                fake_test(self.tree.bin / t, gtest_json([("X", "T", "COMPLETED", [])]))
+
+    def test_all_compile(self):
+        self.tree.build_output.write_text("[1/2] Building CUDA object x.o\n[2/2] Linking bin/x\n")
+        self.built("alpha_test_starter", "alpha_runner_starter", "beta_test_starter")
+        code, out, err = self.tree.grade("--compile-only")
+        self.assertEqual(code, 0, out + err)
+        self.assertNotIn("no NVIDIA GPU", err)
+        self.tree.probe.assert_not_called()
+        lines = out.splitlines()
+        self.assertEqual(lines[0].split(), ["id", "exercise", "build", "forbidden-API", "check"])
+        self.assertEqual(lines[2].split(), ["1.1", "alpha", "compiles", "none", "found"])
+        self.assertEqual(lines[3].split(), ["1.2", "beta", "compiles", "none", "found"])
+        self.assertIn("compile-only: 2 of 2 exercise(s) compile, 0 fail the forbidden-API check", out)
+        (b,) = [c for c in self.tree.calls() if c.startswith("cmake --build")]
+        self.assertIn("--target alpha_test_starter alpha_runner_starter beta_test_starter "
+                      "beta_runner_starter", b)
+        self.assertEqual(self.tree.runs(), [])  # no program ran
+        self.assertIn("building: 2 of 2", err)
+
+    def test_compile_error_and_forbidden_api(self):
+        self.tree.build_output.write_text(
+            "[1/2] Building CUDA object x.o\nFAILED: x.o\n"
+            f"{self.tree.root}/starter/01-demo/alpha.cu(12): error: identifier \"foo\" is undefined\n"
+            "ninja: build stopped: subcommand failed.\n")
+        self.tree.env["FAKE_CMAKE_RC"] = "1"
+        self.built("beta_test_starter")
+        code, out, _ = self.tree.grade("--compile-only", "-q")
+        self.assertEqual(code, 1)
+        self.assertRegex(out, r"1\.1 +alpha +did not compile +none found")
+        self.assertIn("--- 1.1 alpha: did not compile\n  starter/01-demo/alpha.cu(12): error: "
+                      "identifier \"foo\" is undefined", out)
+        self.assertRegex(out, r"1\.2 +beta +compiles")
+        self.assertIn("compile-only: 1 of 2", out)
+        self.assertNotIn("setup problem", out)
+
+        (self.tree.root / "starter" / "01-demo" / "alpha.cu").write_text("int x = cub::Sum();\n")
+        self.tree.build_output.write_text("[1/1] Linking bin/x\n")
+        self.tree.env["FAKE_CMAKE_RC"] = "0"
+        self.built("alpha_test_starter", "alpha_runner_starter")
+        code, out, _ = self.tree.grade("--compile-only", "-q", "1.1")
+        self.assertEqual(code, 1)
+        self.assertRegex(out, r"1\.1 +alpha +compiles +uses forbidden API 'cub::' \(line 1\)")
+        self.assertIn("1 fail the forbidden-API check", out)
+
+    def test_usage(self):
+        for extra in (["--no-build"], ["--json", "-"], ["--csv", "x.csv"]):
+            code, _, err = self.tree.grade("--compile-only", *extra)
+            self.assertEqual(code, 2, extra)
+        self.assertEqual(self.tree.calls(), [])
+
+
+class SetupProblemTest(GradeTestCase):
+    """A machine without nvcc, CMake or GoogleTest is a setup problem (exit 4), never the
+    student's "did not compile"."""
+
+    def setUp(self):
+        super().setUp()
+        (self.tree.build / "CMakeCache.txt").unlink()
+        (self.tree.build / "build.ninja").unlink()
+
+    def assertSetupProblem(self, code, out, err, *said):
+        self.assertEqual(code, 4, out + err)
+        self.assertIn("tools/grade: setup problem: ", err)
+        for s in said:
+            self.assertIn(s, err)
+        self.assertNotIn("did not compile", out + err)
+        self.assertEqual(self.tree.runs(), [])
+
+    def without_nvcc(self):
+        (self.tree.tools / "nvcc").unlink()
+        path = [d for d in self.tree.env["PATH"].split(os.pathsep)
+                if not (Path(d) / "nvcc").exists()]
+        self.tree.env.update(PATH=os.pathsep.join(path), CUDA_HOME="", CUDA_PATH="")
+
+    def test_no_nvcc(self):
+        self.without_nvcc()
+        with mock.patch.object(build, "CUDA_HOMES", ()):
+            code, out, err = self.tree.grade("1.1")
+        self.assertSetupProblem(code, out, err, "no nvcc found", "export PATH=/usr/local/cuda/bin:$PATH")
+        self.assertNotIn("cmake --preset default", self.tree.calls())
+        self.assertEqual(out, "")
+
+    def test_nvcc_in_the_cuda_folder_is_used(self):
+        self.without_nvcc()
+        cuda = self.tree.root.parent / "cuda"
+        _write_exe(cuda / "bin" / "nvcc", "print('fake')\n")
+        self.tree.passing("alpha")
+        with mock.patch.object(build, "CUDA_HOMES", (str(cuda),)):
+            code, data, err = self.tree.grade_json("1.1")
+        self.assertEqual(code, 0)
+        self.assertIn("cmake --preset default", self.tree.calls())
+        self.assertEqual(self.exercise(data, "1.1")["status"], "passed")
+        with mock.patch.object(build, "CUDA_HOMES", (str(cuda),)):
+            code, _, err = self.tree.grade("1.1", "--json", os.devnull)
+        self.assertEqual(code, 0)
+        self.assertIn(f"nvcc is not on PATH: using {cuda}/bin/nvcc for this run; to stop this "
+                      "note, export PATH=/usr/local/cuda/bin:$PATH", err)
+        self.assertEqual(self.tree.calls().count("cmake --preset default"), 1)
+
+    def test_configure_without_gtest_then_again(self):
+        self.tree.env["FAKE_CONFIGURE_OUTPUT"] = (
+            "CMake Error at /usr/share/cmake-3.25/Modules/FindPackageHandleStandardArgs.cmake:230 "
+            "(message):\n  Could NOT find GTest (missing: GTEST_LIBRARY GTEST_INCLUDE_DIR\n"
+            "  GTEST_MAIN_LIBRARY)\n-- Configuring incomplete, errors occurred!")
+        code, out, err = self.tree.grade("1.1")
+        self.assertSetupProblem(code, out, err, "GoogleTest is not installed",
+                                "fix: apt-get install libgtest-dev")
+        self.assertFalse([c for c in self.tree.calls() if c.startswith("cmake --build")])
+        # the failed configure left a cache: the next run configures again
+        del self.tree.env["FAKE_CONFIGURE_OUTPUT"]
+        self.tree.passing("alpha")
+        code, _, _ = self.tree.grade("1.1", "-q")
+        self.assertEqual(code, 0)
+        self.assertEqual(self.tree.calls().count("cmake --preset default"), 2)
+
+    def test_cmake_too_old_or_missing(self):
+        self.tree.env["FAKE_CMAKE_VERSION"] = "3.22.1"
+        code, out, err = self.tree.grade("1.1")
+        self.assertSetupProblem(code, out, err, "CMake 3.22 is too old")
+        (self.tree.tools / "cmake").unlink()
+        self.tree.env["PATH"] = os.pathsep.join(
+            d for d in self.tree.env["PATH"].split(os.pathsep) if not (Path(d) / "cmake").exists())
+        code, out, err = self.tree.grade("1.1")
+        self.assertSetupProblem(code, out, err, "CMake is not installed", "apt-get install cmake")
+
+    def test_cmake_rerun_failing_during_the_build(self):
+        (self.tree.build / "CMakeCache.txt").write_text("")
+        (self.tree.build / "build.ninja").write_text("")
+        self.tree.build_output.write_text(
+            "[0/2] Re-running CMake...\nCMake Error at CMakeLists.txt:48 (find_package):\n"
+            "  By not providing \"Findbenchmark.cmake\" in CMAKE_MODULE_PATH this project\n"
+            "  has asked CMake to find a package configuration file provided by\n"
+            "  \"benchmark\", but CMake did not find one.\nninja: error: rebuilding "
+            "'build.ninja': subcommand failed\n")
+        self.tree.env.update(FAKE_CMAKE_RC="1", STALE="alpha_test_starter")
+        code, out, err = self.tree.grade("1.1")
+        self.assertSetupProblem(code, out, err, "Google Benchmark is not installed",
+                                "apt-get install libbenchmark-dev")
+
+    def test_diagnose_messages(self):
+        log = Path("build/default/grade-build.log")
+        cases = {
+            "CMake Error at CMakeLists.txt:8 (project):\n  No CMAKE_CUDA_COMPILER could be found.":
+                "no working CUDA compiler",
+            "CMake Error at CMakeLists.txt:8 (project):\n  The CUDA compiler\n\n"
+            "    \"/usr/local/cuda/bin/nvcc\"\n\n  is not able to compile a simple test program.":
+                "nvcc cannot compile",
+            "CMake Error at CMakeLists.txt:38 (find_package):\n  Could NOT find CUDAToolkit":
+                "no CUDA toolkit",
+            "CMake Error at x.cmake:3 (foo):\n  something new\n  and more": "CMake Error at x.cmake:3",
+        }
+        for text, said in cases.items():
+            e = build.diagnose(text, "CMake configure", log)
+            self.assertIn(said, str(e), text)
+            self.assertIn(str(log), e.fix)
+
+
+class BuildProgressTest(GradeTestCase):
+    def test_counter_from_ninja_steps(self):
+        self.tree.passing("alpha")
+        self.tree.env["STALE"] = "alpha_test_starter"
+        self.tree.build_output.write_text(
+            "".join(f"[{k}/40] Building CUDA object o{k}.o\n" for k in range(1, 41)))
+        code, _, err = self.tree.grade("1.1", "--json", os.devnull)
+        self.assertIn("building: 1 of 40\n", err)
+        self.assertIn("building: 40 of 40\n", err)
+        self.assertNotIn("building: 2 of 40", err)  # a line every few seconds at most
+        log = (self.tree.build / "grade-build.log").read_text()
+        self.assertIn("[17/40] Building CUDA object o17.o", log)  # all of it in the log
+        _, _, err = self.tree.grade("1.1", "-q", "--json", os.devnull)
+        self.assertNotIn("building", err)
+
+    def test_in_place_on_a_terminal(self):
+        class Tty(io.StringIO):
+            def isatty(self):
+                return True
+        s = Tty()
+        p = grade_cli.BuildProgress(s)
+        with mock.patch.object(grade_cli.time, "monotonic", side_effect=[0.0, 0.1, 1.0, 1.1]):
+            for k in (1, 2, 3, 4):
+                p(k, 4)
+        p.end()
+        self.assertEqual(s.getvalue(), "\rbuilding: 1 of 4\x1b[K\rbuilding: 3 of 4\x1b[K"
+                                       "\rbuilding: 4 of 4\x1b[K\n")
+
+
+FAKE_LIBCUDA = r"""
+#include <stdlib.h>
+int cuInit(unsigned flags) { const char* v = getenv("FAKE_CUINIT"); return v ? atoi(v) : 0; }
+int cuDeviceGetCount(int* n) { const char* v = getenv("FAKE_COUNT"); *n = v ? atoi(v) : 0; return 0; }
+int cuGetErrorName(int rc, const char** s) {
+  *s = rc == 100 ? "CUDA_ERROR_NO_DEVICE" : "CUDA_ERROR_SOMETHING"; return 0; }
+"""
+
+
+class ProbeGpuTest(unittest.TestCase):
+    """build.probe_gpu asks the driver library (cuInit, cuDeviceGetCount) in a child process."""
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="test-probe-")
+        self.tmp = Path(self._tmp.name)
+        self.addCleanup(self._tmp.cleanup)
+
+    def test_no_driver(self):
+        with mock.patch.dict(os.environ, {"PATH": str(self.tmp)}):
+            present, why = build.probe_gpu(str(self.tmp / "libcuda-none.so.1"))
+        self.assertIs(present, False)
+        self.assertIn("no NVIDIA driver", why)
+
+    def test_nvidia_smi_without_the_library_cannot_tell(self):
+        _write_exe(self.tmp / "nvidia-smi", "print('GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-x)')\n")
+        with mock.patch.dict(os.environ, {"PATH": str(self.tmp)}):
+            present, why = build.probe_gpu(str(self.tmp / "libcuda-none.so.1"))
+        self.assertIsNone(present)
+        self.assertIn("GPU 0: NVIDIA H100", why)
+
+    def test_fake_driver(self):
+        import shutil
+        import subprocess
+        cc = shutil.which("cc") or shutil.which("gcc")
+        if cc is None:
+            self.skipTest("no C compiler for the fake driver library")
+        (self.tmp / "fake.c").write_text(FAKE_LIBCUDA)
+        lib = self.tmp / "libcuda-fake.so"
+        subprocess.run([cc, "-shared", "-fPIC", "-o", str(lib), str(self.tmp / "fake.c")], check=True)
+        for env, expect, said in (({"FAKE_COUNT": "2"}, True, "2 CUDA device(s)"),
+                                  ({"FAKE_COUNT": "0"}, False, "finds no CUDA device"),
+                                  ({"FAKE_CUINIT": "100"}, False, "CUDA_ERROR_NO_DEVICE"),
+                                  ({"FAKE_CUINIT": "100", "CUDA_VISIBLE_DEVICES": ""}, False,
+                                   "CUDA_VISIBLE_DEVICES=''"),
+                                  ({"FAKE_CUINIT": "999"}, False, "does not start")):
+            with mock.patch.dict(os.environ, env):
+                if "CUDA_VISIBLE_DEVICES" not in env:
+                    os.environ.pop("CUDA_VISIBLE_DEVICES", None)
+                present, why = build.probe_gpu(str(lib))
+            self.assertIs(present, expect, env)
+            self.assertIn(said, why)
 
 
 class CTestSkipTest(unittest.TestCase):
