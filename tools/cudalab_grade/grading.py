@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import bench, gtest, proc, source
+from . import shrink as smallest
 from .manifest import Exercise
 
 PASSED, FAILED, CRASHED, TIMEOUT = "passed", "failed", "crashed", "timeout"
@@ -60,6 +61,15 @@ class Options:
     runner_prefix: list[str] = field(default_factory=list)
     # each test program and benchmark in a cgroup v2 of its own (class grading, where available)
     cgroups: bool = False
+    # after a failure at size n, search the battery's smaller sizes with the same seed
+    # for the smallest failing case (shrink.py): True/False; None (the default) = on for
+    # a student's own tree, off where the checkers come from elsewhere (checker_bin:
+    # class grading, where it would cost every failing student several seconds)
+    shrink: bool | None = None
+    shrink_budget: float = smallest.BUDGET  # seconds for one exercise's search
+
+    def shrinks(self) -> bool:
+        return self.shrink if self.shrink is not None else self.checker_bin is None
 
     def clean(self, text: str) -> str:
         for prefix in self.strip_paths:
@@ -293,6 +303,8 @@ def run_tests(ex: Exercise, opts: Options, res: Result) -> bool:
             res.details.append(f"FAILED {name}\n{gtest.trim(msg)}")
         if len(rep.failed) > 3:
             res.details.append(f"... and {len(rep.failed) - 3} more failing tests; {rerun}")
+        if opts.shrinks():  # a detail only: the verdict and the points stay
+            res.details.extend(smallest.lines(ex, opts, rep.failed, shown=3))
         return False
     res.status = PASSED
     res.correctness_points = float(ex.points)
