@@ -736,7 +736,7 @@ def prepare_dest(dest: Path, root: Path, force: bool, dry_run: bool = False) -> 
         raise ReleaseError(f"{dest} is the course tree or holds it: choose a folder outside it")
     if root in d.parents:
         top = d.relative_to(root).parts[0]
-        if top in PARTS or top == "solutions":
+        if top in PARTS or top in ("solutions", ".git"):
             raise ReleaseError(f"{dest} is inside the course's {top}/: choose a folder outside the "
                                "course (or under build/)")
     if d.exists() and not d.is_dir():
