@@ -1,0 +1,360 @@
+"""Mutation testing of the exercises (tools/mutate): mutants, a class of them, their score.
+
+A mutant is an exercise's solution with one student mistake, made by one
+operator of mutation_ops.OPERATORS at one place inside the file's student
+regions (the // BEGIN SOLUTION ... // STARTER: or // END SOLUTION blocks that
+tools/make-starter reads). Its id, `<exercise>-<operator>-L<line>-<n>`, is
+stable as long as the solution file does not change: n counts the operator's
+sites on that line, left to right.
+
+`write_class` lays the mutants out as a class for `tools/grade --submissions`
+(one student per mutant, its folder laid out like starter/, holding only the
+mutated file) and writes `<class>.mutants.json` beside it. `score` reads the
+graded class (students/<id>/results.json) back and counts, per exercise,
+mutants killed by the tests, killed only by the sanitizer pass, survived, and
+the equivalent ones the manifest lists (`equivalent_mutants`).
+Standard library only.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import random
+import re
+import shlex
+import subprocess
+import tempfile
+import tomllib
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import mutation_ops as ops
+from .manifest import Exercise
+
+BEGIN = re.compile(r"^\s*// BEGIN SOLUTION\s*$")
+STARTER = re.compile(r"^\s*// STARTER:\s*$")
+END = re.compile(r"^\s*// END SOLUTION\s*$")
+
+# statuses of the grader (grading.py) and what they say about a mutant
+KILLED_BY_TESTS = {"failed", "crashed", "timeout", "memory"}
+KILLED_BY_SANITIZER = {"sanitizer"}
+SURVIVED = {"passed"}
+NOT_COMPILED = {"compile_error"}
+
+
+@dataclass
+class Mutant:
+    id: str
+    exercise: str
+    slug: str
+    operator: str
+    line: int
+    occurrence: int
+    what: str
+    path: str          # the file, relative to the repository root (solutions/...)
+    rel: str           # the same below starter/ (<chapter dir>/<file>)
+    text: str          # the mutated file
+    diff: str
+
+    def record(self) -> dict:
+        return {"exercise": self.exercise, "slug": self.slug, "operator": self.operator,
+                "line": self.line, "occurrence": self.occurrence, "what": self.what,
+                "file": self.rel, "diff": self.diff}
+
+
+def regions(text: str) -> list[tuple[int, int]]:
+    """(first, last) 1-based lines of the reference code of every student region.
+
+    The reference code lies between `// BEGIN SOLUTION` and `// STARTER:` (or
+    `// END SOLUTION` when the block has no starter part); the markers and the
+    commented starter are never mutated.
+    """
+    out, begin, code = [], 0, False
+    for n, line in enumerate(text.splitlines(), start=1):
+        if BEGIN.match(line):
+            begin, code = n, True
+        elif code and (STARTER.match(line) or END.match(line)):
+            if n - 1 > begin:
+                out.append((begin + 1, n - 1))
+            code = False
+    return out
+
+
+def sites(text: str, operators: list[str] | None = None) -> list[ops.Site]:
+    """Every site of the chosen operators (all by default) in the file's student regions."""
+    tokens = ops.tokenize(text)
+    spans = regions(text)
+
+    def inside(i: int) -> bool:
+        line = tokens[i].line
+        return any(a <= line <= b for a, b in spans)
+
+    found: list[ops.Site] = []
+    for name in operators or list(ops.OPERATORS):
+        per_line: dict[int, int] = {}
+        got = ops.OPERATORS[name](text, tokens, inside)
+        for s in sorted(got, key=lambda s: min(e[0] for e in s.edits)):
+            s.variant = name
+            per_line[s.line] = per_line.get(s.line, 0) + 1
+            s.occurrence = per_line[s.line]
+            s.start = min(e[0] for e in s.edits)
+            found.append(s)
+    return found
+
+
+def mutant_id(exercise: str, operator: str, line: int, occurrence: int) -> str:
+    return f"{exercise}-{operator}-L{line}-{occurrence}"
+
+
+def unified(old: str, new: str, path: str) -> str:
+    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                        f"a/{path}", f"b/{path}", n=2))
+
+
+def mutants_of_text(text: str, ex: Exercise, path: str,
+                    operators: list[str] | None = None) -> list[Mutant]:
+    out = []
+    for s in sites(text, operators):
+        new = ops.apply(text, s.edits)
+        if new == text:
+            continue
+        out.append(Mutant(mutant_id(ex.id, s.variant, s.line, s.occurrence), ex.id, ex.slug,
+                          s.variant, s.line, s.occurrence, s.what, path,
+                          f"{ex.chapter_dir}/{ex.file}", new, unified(text, new, path)))
+    return out
+
+
+def mutants(root: Path, ex: Exercise, operators: list[str] | None = None) -> list[Mutant]:
+    """The mutants of one exercise's solution file."""
+    path = ex.source("solution")
+    return mutants_of_text((root / path).read_text(), ex, path, operators)
+
+
+def choose(found: list[Mutant], most: int | None, seed: int) -> list[Mutant]:
+    """At most `most` mutants, drawn with the seed (the same seed draws the same ones)."""
+    if most is None or len(found) <= most:
+        return found
+    picked = set(m.id for m in random.Random(f"{seed}:{found[0].exercise}").sample(found, most))
+    return [m for m in found if m.id in picked]
+
+
+# ---------------------------------------------------------------------------
+# --compile-check
+
+def compile_command(root: Path, ex: Exercise, build_dir: Path | None) -> list[str]:
+    """nvcc's arguments for the exercise's solution file, as CMake compiles it (no -Werror:
+    student code never gets it). From <build>/compile_commands.json when there is one."""
+    src = (root / ex.source("solution")).resolve()
+    for b in [build_dir] if build_dir else [root / "build" / "ci", root / "build"]:
+        cc = b / "compile_commands.json" if b else None
+        if cc and cc.is_file():
+            for e in json.loads(cc.read_text()):
+                if Path(e["file"]).resolve() == src:
+                    args = e.get("arguments") or shlex.split(e["command"])
+                    return _clean(args, str(src))
+    nvcc = os.environ.get("CUDACXX") or "/usr/local/cuda/bin/nvcc"
+    ch = root / "chapters"
+    return [nvcc, "-I", str(ch / ex.chapter_dir / "include"), "-I",
+            str(ch / ex.chapter_dir / "reference"), "-I", str(ch / "common" / "include"),
+            "-O3", "-DNDEBUG", "-std=c++17", "-arch=sm_90", "-Xcompiler=-Wall,-Wextra",
+            "-x", "cu", "-c", "@SRC@", "-o", "@OUT@"]
+
+
+def _clean(args: list[str], src: str) -> list[str]:
+    out, skip = [], False
+    for a in args:
+        if skip:
+            out.append("@OUT@")
+            skip = False
+        elif a == "-o":
+            out.append(a)
+            skip = True
+        elif a.startswith("--Werror") or a == "-Werror":
+            continue
+        elif a.startswith("-Xcompiler="):
+            flags = [f for f in a[len("-Xcompiler="):].split(",") if f != "-Werror"]
+            if flags:
+                out.append("-Xcompiler=" + ",".join(flags))
+        elif a == src:
+            out.append("@SRC@")
+        else:
+            out.append(a)
+    return out
+
+
+def compiles(m: Mutant, command: list[str], root: Path, timeout: float = 300) -> tuple[bool, str]:
+    """Whether the mutant compiles (nvcc -c), and nvcc's last lines when it does not."""
+    with tempfile.TemporaryDirectory(prefix="cudalab-mutant-") as tmp:
+        src = Path(tmp) / Path(m.rel).name
+        src.write_text(m.text)
+        args = [str(src) if a == "@SRC@" else str(Path(tmp) / "m.o") if a == "@OUT@" else a
+                for a in command]
+        # includes relative to the solution's own folder still resolve
+        args[1:1] = ["-I", str((root / m.path).parent)]
+        try:
+            p = subprocess.run(args, capture_output=True, text=True, timeout=timeout, cwd=tmp)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return False, str(e)
+        return p.returncode == 0, "\n".join((p.stdout + p.stderr).splitlines()[-8:])
+
+
+def compile_check(found: list[Mutant], root: Path, exercises: dict[str, Exercise],
+                  build_dir: Path | None, jobs: int, say=print) -> tuple[list[Mutant], list[str]]:
+    """The mutants that compile, and one line for each one dropped."""
+    commands = {e: compile_command(root, exercises[e], build_dir) for e in {m.exercise for m in found}}
+
+    def one(m: Mutant):
+        return m, *compiles(m, commands[m.exercise], root)
+
+    kept, dropped = [], []
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        for m, ok, log in pool.map(one, found):
+            if ok:
+                kept.append(m)
+            else:
+                last = log.strip().splitlines()[-1:] or [""]
+                dropped.append(f"{m.id}: does not compile ({last[0][:160]})")
+                say(f"dropped {m.id}: does not compile")
+    return kept, dropped
+
+
+# ---------------------------------------------------------------------------
+# --write
+
+def mutants_json_path(class_dir: Path) -> Path:
+    """Beside the class folder (inside it, the grader would take it for a student)."""
+    return class_dir.parent / f"{class_dir.name}.mutants.json"
+
+
+def write_class(dest: Path, found: list[Mutant], meta: dict) -> Path:
+    """One student folder per mutant, laid out like starter/; <dest>.mutants.json beside it."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for m in found:
+        f = dest / m.id / m.rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(m.text)
+    data = dict(meta, mutants={m.id: m.record() for m in found})
+    out = mutants_json_path(dest)
+    out.write_text(json.dumps(data, indent=2) + "\n")
+    return out
+
+
+# ---------------------------------------------------------------------------
+# --score
+
+def equivalents(root: Path) -> dict[str, dict[str, str]]:
+    """exercise id -> {mutant id: why} from the manifests' `equivalent_mutants`."""
+    out: dict[str, dict[str, str]] = {}
+    for p in sorted((root / "chapters").glob("*/exercises.toml")):
+        with p.open("rb") as f:
+            data = tomllib.load(f)
+        for ex in data.get("exercise", []):
+            for e in ex.get("equivalent_mutants", []):
+                out.setdefault(str(ex["id"]), {})[str(e["id"])] = str(e.get("why", ""))
+    return out
+
+
+def _status(class_out: Path, mid: str, exercise: str) -> tuple[str, str]:
+    from .submissions import safe_name
+    f = class_out / "students" / safe_name(mid) / "results.json"
+    if not f.is_file():
+        return "not_graded", "no results.json"
+    try:
+        data = json.loads(f.read_text())
+    except (OSError, ValueError) as e:
+        return "not_graded", f"results.json unreadable ({e})"
+    for e in data.get("cudalab", {}).get("exercises", []):
+        if e.get("id") == exercise:
+            return str(e.get("status", "")), str(e.get("reason", ""))
+    return "not_graded", f"results.json has no exercise {exercise}"
+
+
+def _id_key(ex_id: str) -> tuple:
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"[.]", ex_id))
+
+
+def score(class_out: Path, data: dict, equivalent: dict[str, dict[str, str]]) -> dict:
+    """Per exercise: operators, generated, equivalent, killed (tests, sanitizer), survived, score."""
+    per: dict[str, dict] = {}
+    for mid, m in data["mutants"].items():
+        ex = m["exercise"]
+        e = per.setdefault(ex, {"slug": m["slug"], "operators": {}, "generated": 0,
+                                "equivalent": [], "killed_by_tests": 0,
+                                "killed_by_sanitizer": 0, "survived": [], "did_not_compile": [],
+                                "not_graded": [], "equivalent_but_killed": []})
+        e["generated"] += 1
+        op = e["operators"].setdefault(m["operator"], {"generated": 0, "killed": 0})
+        op["generated"] += 1
+        status, reason = _status(class_out, mid, ex)
+        why = equivalent.get(ex, {}).get(mid)
+        killed = status in KILLED_BY_TESTS or status in KILLED_BY_SANITIZER
+        if why is not None:
+            e["equivalent"].append({"id": mid, "why": why})
+            if killed:
+                e["equivalent_but_killed"].append({"id": mid, "status": status, "reason": reason})
+            continue
+        if status in KILLED_BY_TESTS:
+            e["killed_by_tests"] += 1
+        elif status in KILLED_BY_SANITIZER:
+            e["killed_by_sanitizer"] += 1
+        elif status in SURVIVED:
+            e["survived"].append({"id": mid, "line": m["line"], "what": m.get("what", ""),
+                                  "diff": m["diff"]})
+        elif status in NOT_COMPILED:
+            e["did_not_compile"].append(mid)
+        else:
+            e["not_graded"].append({"id": mid, "status": status, "reason": reason})
+        if killed:
+            op["killed"] += 1
+    for e in per.values():
+        killed = e["killed_by_tests"] + e["killed_by_sanitizer"]
+        counted = (e["generated"] - len(e["equivalent"]) - len(e["did_not_compile"])
+                   - len(e["not_graded"]))
+        e["killed"] = killed
+        e["counted"] = counted
+        e["score"] = round(killed / counted, 4) if counted > 0 else None
+    exercises = dict(sorted(per.items(), key=lambda kv: _id_key(kv[0])))
+    killed = sum(e["killed"] for e in per.values())
+    counted = sum(e["counted"] for e in per.values())
+    return {"commit": data.get("commit"), "class_output": str(class_out),
+            "killed": killed, "counted": counted,
+            "score": round(killed / counted, 4) if counted else None, "exercises": exercises}
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f} %"
+
+
+def markdown(result: dict) -> str:
+    out = ["# Mutation score", "",
+           "Each mutant is an exercise's solution with one student mistake (`tools/mutate`). "
+           "Score = killed / (generated - equivalent); mutants that did not compile or were not "
+           "graded are left out of it and listed.", "",
+           f"All exercises: {_pct(result['score'])} ({result['killed']} of {result['counted']})",
+           "", "| exercise | operators | generated | equivalent | killed by tests | "
+           "killed only by the sanitizer | survived | score |", "|---|---|---|---|---|---|---|---|"]
+    for ex, e in result["exercises"].items():
+        operators = ", ".join(f"{k} {v['killed']}/{v['generated']}"
+                              for k, v in sorted(e["operators"].items()))
+        out.append(f"| {ex} {e['slug']} | {operators} | {e['generated']} | {len(e['equivalent'])} "
+                   f"| {e['killed_by_tests']} | {e['killed_by_sanitizer']} | {len(e['survived'])} "
+                   f"| {_pct(e['score'])} |")
+    for ex, e in result["exercises"].items():
+        notes = []
+        for s in e["survived"]:
+            notes += [f"### survived: {s['id']} ({s['what']})", "", "```diff", s["diff"].rstrip(),
+                      "```", ""]
+        for s in e["equivalent_but_killed"]:
+            notes.append(f"- {s['id']} is listed as equivalent in the manifest but was killed "
+                         f"({s['status']}): the listing is wrong")
+        for s in e["did_not_compile"]:
+            notes.append(f"- {s} did not compile (run tools/mutate --compile-check)")
+        for s in e["not_graded"]:
+            notes.append(f"- {s['id']} not graded: {s['status']} {s['reason']}".rstrip())
+        for s in e["equivalent"]:
+            notes.append(f"- equivalent: {s['id']}: {s['why']}")
+        if notes:
+            out += ["", f"## {ex} {e['slug']}", ""] + notes
+    return "\n".join(out).rstrip() + "\n"
