@@ -1,0 +1,311 @@
+"""Tests of tools/mutate: the operators on small .cu snippets, regions, ids, the class, the score."""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shutil
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+from toolload import ROOT, load_tool
+
+mutate_tool = load_tool("mutate", "cudalab_mutate")
+sys.path.insert(0, str(ROOT / "tools"))
+from cudalab_grade import mutate as mu  # noqa: E402
+from cudalab_grade import mutation_ops as ops  # noqa: E402
+from cudalab_grade import submissions  # noqa: E402
+from cudalab_grade.manifest import Exercise, load_all, select  # noqa: E402
+
+NVCC = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc"
+                                if Path("/usr/local/cuda/bin/nvcc").exists() else None)
+EX = Exercise(id="9.1", slug="demo", title="Demo", file="demo.cu", chapter_dir="09-demo",
+              chapter_number=9, test_filter="*Demo*", points=10)
+
+
+def region(body: str, before: str = "", after: str = "") -> str:
+    """A file with one student region holding body."""
+    return (before + "__global__ void k(const int* in, std::size_t n, int* out) {\n"
+            "  // BEGIN SOLUTION\n" + body + "  // STARTER:\n  // // TODO\n  // END SOLUTION\n}\n"
+            + after)
+
+
+def changes(text: str, operator: str) -> list[tuple[list[str], list[str]]]:
+    """(removed lines, added lines) of each mutant of one operator."""
+    out = []
+    for m in mu.mutants_of_text(text, EX, "solutions/09-demo/demo.cu", [operator]):
+        lines = m.diff.splitlines()[2:]
+        out.append(([ln[1:] for ln in lines if ln.startswith("-")],
+                    [ln[1:] for ln in lines if ln.startswith("+")]))
+    return out
+
+
+class OperatorTest(unittest.TestCase):
+    def one(self, body: str, operator: str) -> list[tuple[str, str]]:
+        """(old line, new line) of each single-line mutant."""
+        got = changes(region(body), operator)
+        for old, new in got:
+            self.assertEqual((len(old), len(new)), (1, 1), (old, new))
+        return [(o[0].strip(), n[0].strip()) for o, n in got]
+
+    def test_del_sync(self):
+        text = region("  x = 1;\n  __syncthreads();\n  if (t) __syncwarp(m);\n  __threadfence();\n")
+        got = changes(text, "del_sync")
+        self.assertEqual(len(got), 3)
+        self.assertEqual(got[0], (["  __syncthreads();"], [""]))   # the line stays, empty
+        self.assertEqual(got[1], (["  if (t) __syncwarp(m);"], ["  if (t) (void)0;"]))
+        self.assertEqual(got[2], (["  __threadfence();"], [""]))
+        for m in mu.mutants_of_text(text, EX, "x.cu", ["del_sync"]):
+            self.assertEqual(m.text.count("\n"), text.count("\n"))  # line numbers kept
+
+    def test_plain_rmw(self):
+        got = self.one("  atomicAdd(out, 1);\n  const int s = atomicAdd(out + 1, v);\n"
+                       "  cudalab::atomic_add(out, in[i]);\n"
+                       "  const auto t = c.fetch_add(1, cuda::memory_order_relaxed);\n", "plain_rmw")
+        self.assertEqual(got[0], ("atomicAdd(out, 1);", "*(out) += 1;"))
+        self.assertEqual(got[1][1], "const int s = ([&] { auto* p_ = (out + 1); const auto old_ = "
+                                    "*p_; const auto v_ = v; *p_ = old_ + v_; return old_; }());")
+        self.assertEqual(got[2], ("cudalab::atomic_add(out, in[i]);", "*(out) += in[i];"))
+        self.assertIn("c.load(cuda::memory_order_relaxed)", got[3][1])
+        self.assertIn("c.store(old_ + v_, cuda::memory_order_relaxed)", got[3][1])
+        self.assertEqual(len(got), 4)
+
+    def test_plain_rmw_min_and_cas(self):
+        got = self.one("  atomicMin(d + v, nd);\n  const int o = atomicCAS(p, a, b);\n", "plain_rmw")
+        self.assertIn("*p_ = (v_ < old_ ? v_ : old_)", got[0][1])
+        self.assertIn("*p_ = (old_ == v_ ? (b) : old_)", got[1][1])
+
+    def test_masks(self):
+        body = "  v += __shfl_down_sync(0xffffffff, v, o);\n  b = __ballot_sync(mask, p);\n"
+        self.assertEqual(self.one(body, "mask_narrow"), [
+            ("v += __shfl_down_sync(0xffffffff, v, o);", "v += __shfl_down_sync(0x7fffffffu, v, o);"),
+            ("b = __ballot_sync(mask, p);", "b = __ballot_sync((mask) & 0x7fffffffu, p);")])
+        self.assertEqual([n for _, n in self.one(body, "mask_active")], [
+            "v += __shfl_down_sync(__activemask(), v, o);", "b = __ballot_sync(__activemask(), p);"])
+
+    def test_shfl_dir(self):
+        got = self.one("  a = __shfl_down_sync(m, a, 1);\n  b = __shfl_up_sync(m, b, 1);\n"
+                       "  c = __shfl_xor_sync(m, c, 1);\n", "shfl_dir")
+        self.assertEqual([n for _, n in got], ["a = __shfl_up_sync(m, a, 1);",
+                                               "b = __shfl_down_sync(m, b, 1);"])
+
+    def test_cmp_flip(self):
+        got = self.one("  if (i < n) out[i] = static_cast<int>(in[i]);\n"
+                       "  for (int k = 0; k >= -3; --k) {}\n"
+                       "  k<<<1, 32>>>(std::numeric_limits<int>::max());\n", "cmp_flip")
+        self.assertEqual([n for _, n in got], ["if (i <= n) out[i] = static_cast<int>(in[i]);",
+                                               "for (int k = 0; k > -3; --k) {}"])
+
+    def test_bounds(self):
+        body = "  if (i < n) out[i] = 1;\n  if (lane == 0) out[0] = 2;\n  if (d > (a << 1)) x = 3;\n"
+        self.assertEqual([n for _, n in self.one(body, "bound_plus")], [
+            "if (i < n + 1) out[i] = 1;", "if (lane == 1) out[0] = 2;", "if (d > ((a << 1)) + 1) x = 3;"])
+        self.assertEqual([n for _, n in self.one(body, "bound_minus")], [
+            "if (i < n - 1) out[i] = 1;", "if (d > ((a << 1)) - 1) x = 3;"])   # no 0 - 1
+
+    def test_drop_guard(self):
+        got = self.one("  if (i < n) out[i] = in[i];\n  if (ok && j + 1 < m) x = 1;\n"
+                       "  int v = i < n ? in[i] : 0;\n  while (i < n) ++i;\n", "drop_guard")
+        self.assertEqual([n for _, n in got], ["if (true) out[i] = in[i];", "if (ok && true) x = 1;",
+                                               "int v = true ? in[i] : 0;"])
+
+    def test_init_value(self):
+        got = self.one("  int s = 0;\n  float m = FLT_MAX;\n  unsigned u = 0u;\n  float f = 0.0f;\n"
+                       "  long long a = std::numeric_limits<long long>::max();\n  int b = Acc{};\n"
+                       "  for (unsigned d = 1; d < 32; d *= 2) {}\n  int c = x;\n", "init_value")
+        self.assertEqual([n for _, n in got], ["int s = 1;", "float m = 0;", "unsigned u = 1u;",
+                                               "float f = 1.0f;", "long long a = 0;", "int b = Acc{1};"])
+
+    def test_swap_operands(self):
+        got = self.one("  int d = hi - lo;\n  int e = a * b - c;\n  x = combine(y, x, op);\n"
+                       "  int f = -g;\n", "swap_operands")
+        self.assertEqual([n for _, n in got], ["int d = lo - hi;", "x = combine(x, y, op);"])
+
+    def test_static_tile(self):
+        got = self.one("  if (threadIdx.x == 0) s_tile = atomicAdd(tile_counter, 1u);\n"
+                       "  slot = atomicAdd(count, 1u);\n", "static_tile")
+        self.assertEqual(got, [("if (threadIdx.x == 0) s_tile = atomicAdd(tile_counter, 1u);",
+                                "if (threadIdx.x == 0) s_tile = blockIdx.x;")])
+
+    def test_size_t_int(self):
+        got = self.one("  const std::size_t i = blockIdx.x * static_cast<size_t>(blockDim.x);\n",
+                       "size_t_int")
+        self.assertEqual([n for _, n in got], [
+            "const int i = blockIdx.x * static_cast<size_t>(blockDim.x);",
+            "const std::size_t i = blockIdx.x * static_cast<int>(blockDim.x);"])
+
+    def test_every_operator_has_a_test_and_a_doc(self):
+        for name, f in ops.OPERATORS.items():
+            self.assertRegex(name, r"^[a-z_]+$")
+            self.assertTrue((f.__doc__ or "").strip(), name)
+            self.assertTrue(hasattr(self, f"test_{name}") or name in
+                            ("mask_narrow", "mask_active", "bound_plus", "bound_minus"), name)
+
+
+class RegionTest(unittest.TestCase):
+    TEXT = ("// if (i < n) __syncthreads(); atomicAdd(p, 1);\n"
+            "__device__ int outside(int i, int n) { __syncthreads(); return i < n ? 0 : 1; }\n"
+            + region('  const char* s = "i < n; __syncthreads();";  // i < n __syncwarp();\n'
+                     "  /* if (i < n) atomicAdd(p, 1); */\n  if (i < n) x = 0;\n")
+            + "int after(int a, int b) { return a - b < 0; }\n")
+
+    def test_only_region_code_is_touched(self):
+        found = mu.mutants_of_text(self.TEXT, EX, "x.cu")
+        self.assertTrue(found)
+        lines = self.TEXT.splitlines()
+        code_line = next(n for n, ln in enumerate(lines, 1) if ln.strip() == "if (i < n) x = 0;")
+        for m in found:
+            self.assertEqual(m.line, code_line, m.id)
+            new = m.text.splitlines()
+            self.assertEqual(len(new), len(lines))
+            for n, (a, b) in enumerate(zip(lines, new), 1):
+                if n != code_line:
+                    self.assertEqual(a, b, m.id)   # comments, strings, other code unchanged
+
+    def test_regions_stop_at_starter(self):
+        self.assertEqual(mu.regions(region("  a;\n  b;\n")), [(3, 4)])
+        self.assertEqual(mu.regions("// BEGIN SOLUTION\nx;\n// END SOLUTION\n"), [(2, 2)])
+
+    def test_tokens_keep_lines(self):
+        toks = ops.tokenize('/* a\nb */ x\n"s\\"t" // c\n#define M \\\n 1\ny')
+        self.assertEqual([(t.text, t.line) for t in toks], [("x", 2), ("y", 6)])
+
+    def test_ids_are_stable_and_unique(self):
+        a = mu.mutants_of_text(self.TEXT, EX, "x.cu")
+        b = mu.mutants_of_text(self.TEXT, EX, "x.cu")
+        self.assertEqual([m.id for m in a], [m.id for m in b])
+        self.assertEqual(len({m.id for m in a}), len(a))
+        two = region("  if (i < n && j < n) x = 0;\n")
+        ids = [m.id for m in mu.mutants_of_text(two, EX, "x.cu", ["cmp_flip"])]
+        self.assertEqual(ids, ["9.1-cmp_flip-L3-1", "9.1-cmp_flip-L3-2"])
+        for m in a:
+            self.assertEqual(submissions.safe_name(m.id), m.id)
+
+    def test_choose_is_seeded(self):
+        found = mu.mutants_of_text(self.TEXT, EX, "x.cu")
+        one = [m.id for m in mu.choose(found, 2, 7)]
+        self.assertEqual(one, [m.id for m in mu.choose(found, 2, 7)])
+        self.assertEqual(len(one), 2)
+
+
+class RealSolutionsTest(unittest.TestCase):
+    def test_every_exercise_has_mutants_and_they_change_only_regions(self):
+        for ex in select(load_all(ROOT), []):
+            text = (ROOT / ex.source("solution")).read_text()
+            spans = mu.regions(text)
+            found = mu.mutants(ROOT, ex)
+            self.assertTrue(found, ex.id)
+            for m in found[:40]:
+                self.assertTrue(any(a <= m.line <= b for a, b in spans), m.id)
+                self.assertEqual(m.text.count("\n"), text.count("\n"), m.id)
+
+
+class ClassTest(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="test-mutate-")
+        self.tmp = Path(self._tmp.name)
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def run_tool(self, *argv: str) -> tuple[int, str]:
+        with contextlib.redirect_stdout(io.StringIO()) as out, \
+                contextlib.redirect_stderr(io.StringIO()) as err:
+            code = mutate_tool.main(list(argv))
+        return code, out.getvalue() + err.getvalue()
+
+    def test_list(self):
+        code, out = self.run_tool("--list", "1.1", "1.2")
+        self.assertEqual(code, 0, out)
+        self.assertIn("01-reduce-scan-histogram:", out)
+        self.assertRegex(out, r"1\.1\s+sum_atomic\s+\d+\s+.*plain_rmw 1")
+        code, out = self.run_tool("--list", "--operators", "nope")
+        self.assertEqual(code, 2)
+        self.assertIn("del_sync", out)
+
+    def test_write_is_a_class_the_loader_accepts(self):
+        dest = self.tmp / "class"
+        code, out = self.run_tool("--write", str(dest), "1.1", "1.3", "--max-per-exercise", "3")
+        self.assertEqual(code, 0, out)
+        data = json.loads((self.tmp / "class.mutants.json").read_text())
+        self.assertEqual(len(data["mutants"]), 6)
+        exercises = select(load_all(ROOT), ["1.1", "1.3"])
+        entries = submissions.discover(dest)
+        self.assertEqual(sorted(e.student for e in entries), sorted(data["mutants"]))
+        for e in entries:
+            self.assertEqual(e.kind, "dir")
+            sub = submissions.map_files(e.path, exercises, student=e.student)
+            ex = data["mutants"][e.student]["exercise"]
+            self.assertEqual(list(sub.files), [ex])
+            self.assertEqual(sub.ignored, [])
+            self.assertEqual(sub.problems, {})
+            solution = (ROOT / next(x for x in exercises if x.id == ex).source("solution")).read_text()
+            self.assertNotEqual(sub.files[ex].read_text(), solution)
+        code, out = self.run_tool("--show", next(iter(data["mutants"])))
+        self.assertEqual(code, 0, out)
+        self.assertIn("+++ b/solutions/01-reduce-scan-histogram/", out)
+
+    def test_score(self):
+        data = {"commit": "abc", "mutants": {}}
+        statuses = {"failed": 3, "sanitizer": 1, "passed": 2, "compile_error": 1, "timeout": 1}
+        n = 0
+        for status, count in statuses.items():
+            for _ in range(count):
+                n += 1
+                mid = f"1.1-cmp_flip-L{n}-1"
+                data["mutants"][mid] = {"exercise": "1.1", "slug": "sum_atomic",
+                                        "operator": "cmp_flip" if n % 2 else "del_sync",
+                                        "line": n, "what": "w", "diff": f"-a{n}\n+b{n}\n"}
+                d = self.tmp / "out" / "students" / mid
+                d.mkdir(parents=True)
+                (d / "results.json").write_text(json.dumps(
+                    {"cudalab": {"exercises": [{"id": "1.1", "status": status, "reason": "r"}]}}))
+        data["mutants"]["1.1-del_sync-L99-1"] = {"exercise": "1.1", "slug": "sum_atomic",
+                                                 "operator": "del_sync", "line": 99, "diff": ""}
+        equivalent = {"1.1": {"1.1-cmp_flip-L5-1": "same results"}}   # one of the survivors
+        r = mu.score(self.tmp / "out", data, equivalent)
+        e = r["exercises"]["1.1"]
+        self.assertEqual(e["generated"], 9)
+        self.assertEqual(len(e["equivalent"]), 1)
+        self.assertEqual((e["killed_by_tests"], e["killed_by_sanitizer"]), (4, 1))
+        self.assertEqual([s["id"] for s in e["survived"]], ["1.1-cmp_flip-L6-1"])
+        self.assertEqual(e["did_not_compile"], ["1.1-cmp_flip-L7-1"])
+        self.assertEqual([s["id"] for s in e["not_graded"]], ["1.1-del_sync-L99-1"])
+        self.assertEqual(e["counted"], 6)          # 9 - equivalent - not compiled - not graded
+        self.assertEqual(e["score"], round(5 / 6, 4))
+        md = mu.markdown(r)
+        self.assertIn("| 1.1 sum_atomic |", md)
+        self.assertIn("survived: 1.1-cmp_flip-L6-1", md)
+        self.assertIn("+b6", md)
+        # through the command line
+        mj = self.tmp / "m.json"
+        mj.write_text(json.dumps(data))
+        code, out = self.run_tool("--score", str(self.tmp / "out"), "--mutants", str(mj))
+        self.assertEqual(code, 0, out)
+        self.assertTrue((self.tmp / "out" / "mutation.md").is_file())
+        self.assertIn("1.1", json.loads((self.tmp / "out" / "mutation.json").read_text())["exercises"])
+
+    def test_compile_command_drops_werror(self):
+        ex = select(load_all(ROOT), ["1.1"])[0]
+        cmd = mu.compile_command(ROOT, ex, None)
+        self.assertIn("@SRC@", cmd)
+        self.assertIn("@OUT@", cmd)
+        self.assertFalse([a for a in cmd if "Werror" in a])
+
+    @unittest.skipUnless(NVCC, "no nvcc")
+    def test_compile_check_on_two_mutants(self):
+        ex = select(load_all(ROOT), ["1.1"])[0]
+        found = [m for m in mu.mutants(ROOT, ex, ["plain_rmw"])][:1]
+        bad = mu.Mutant(**dict(vars(found[0]), id="1.1-broken", text=found[0].text.replace(
+            "namespace cudalab::reduce {", "namespace cudalab::reduce {\nthis is not C++;", 1)))
+        kept, dropped = mu.compile_check(found + [bad], ROOT, {"1.1": ex}, None, 2,
+                                         say=lambda msg: None)
+        self.assertEqual([m.id for m in kept], [found[0].id])
+        self.assertEqual(len(dropped), 1)
+        self.assertIn("1.1-broken", dropped[0])
+
+
+if __name__ == "__main__":
+    unittest.main()
