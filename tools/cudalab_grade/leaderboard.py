@@ -1,0 +1,222 @@
+"""A pseudonymous speed leaderboard of a class graded with --perf: leaderboard.md and .csv.
+
+Each exercise with a speed target (one whose results carry a `ratio`: the
+library baseline's time over the student's, measured by the grader) gets a
+table of the students whose submission passed its tests, fastest first, and
+an overall table ranks the students by the number of such exercises and the
+geometric mean of their ratios. Only exercises that passed are ranked.
+
+Students are shown by pseudonym, never by id: `anon-` and ten base-32
+characters of an HMAC-SHA256 of the student id, keyed by a key derived from
+the output folder's grader key (grader-secret.json, signing.py). The same
+folder (the same key) gives the same pseudonyms run after run; another folder
+gives others; nobody without the key can tell who is who. The instructor's
+mapping is pseudonyms.csv (mode 0600) beside them, never for the students.
+
+Ties (the same ratio, as the grader rounds it, to 3 significant digits) share
+a rank and are listed in pseudonym order, so the order never depends on the
+student ids nor on the order the submissions were graded.
+
+`gradescope_entries` gives the same numbers in the `leaderboard` field of
+Gradescope's results.json ({"name", "value", "order"}), for a grader that
+writes them there.
+"""
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import hmac
+import io
+import math
+import os
+from pathlib import Path
+
+from .escape import csv_cell, md_text
+
+FILES = ("leaderboard.md", "leaderboard.csv")
+MAPPING = "pseudonyms.csv"
+_DOMAIN = b"cudalab leaderboard pseudonyms v1\0"
+
+
+def pseudonym_key(key: bytes) -> bytes:
+    """The key for pseudonyms, derived from (never equal to) the folder's signing key."""
+    return hmac.new(key, _DOMAIN, hashlib.sha256).digest()
+
+
+def pseudonym(pkey: bytes, student: str, length: int = 10) -> str:
+    """anon-xxxxx-xxxxx: the student's stable pseudonym under pkey (pseudonym_key)."""
+    digest = hmac.new(pkey, student.encode("utf-8", "surrogateescape"), hashlib.sha256).digest()
+    text = base64.b32encode(digest).decode().lower().rstrip("=")[:length]
+    return "anon-" + "-".join(text[i:i + 5] for i in range(0, len(text), 5))
+
+
+def pseudonyms(key: bytes, students: list[str]) -> dict[str, str]:
+    """student id -> pseudonym; the (astronomically unlikely) clashes get longer ones."""
+    pkey = pseudonym_key(key)
+    names = {s: pseudonym(pkey, s) for s in students}
+    length = 10
+    while len(set(names.values())) < len(names) and length < 50:
+        length += 5
+        seen: dict[str, list[str]] = {}
+        for s, n in names.items():
+            seen.setdefault(n, []).append(s)
+        for n, who in seen.items():
+            if len(who) > 1:
+                for s in who:
+                    names[s] = pseudonym(pkey, s, length)
+    return names
+
+
+def _ratio(e: dict) -> float | None:
+    """The speed ratio of an exercise that passed its tests, else None."""
+    r = e.get("ratio")
+    if e.get("status") != "passed" or isinstance(r, bool) or not isinstance(r, (int, float)) \
+            or not math.isfinite(r) or r <= 0:
+        return None
+    return float(r)
+
+
+def with_perf(records: list[dict]) -> bool:
+    """Whether the class was graded with --perf."""
+    return any(r["cudalab"].get("perf") for r in records)
+
+
+def boards(records: list[dict]) -> list[tuple[str, str, list[tuple[str, float, float]]]]:
+    """(id, slug, [(student, ratio, perf points)]) of every exercise with a speed ratio, in
+    course order; an exercise is listed when any submission has a ratio for it."""
+    from .classreport import exercise_columns
+    out = []
+    for i, slug, _ in exercise_columns(records):
+        rows = []
+        timed = False
+        for r in records:
+            for e in r["cudalab"]["exercises"]:
+                if e["id"] != i:
+                    continue
+                timed = timed or e.get("ratio") is not None
+                ratio = _ratio(e)
+                if ratio is not None:
+                    rows.append((r["cudalab"]["student"], ratio, float(e.get("perf_points", 0))))
+        if timed:
+            out.append((i, slug, rows))
+    return out
+
+
+def _ranked(rows: list[tuple], value, names: dict[str, str]) -> list[tuple[int, tuple]]:
+    """(rank, row) best first: value(row) a tuple, larger better; equal values share a rank,
+    listed by pseudonym."""
+    rows = sorted(rows, key=lambda row: (tuple(-v for v in value(row)), names[row[0]]))
+    out, rank, last = [], 0, None
+    for n, row in enumerate(rows, 1):
+        if value(row) != last:
+            rank, last = n, value(row)
+        out.append((rank, row))
+    return out
+
+
+def _geomean(xs: list[float]) -> float:
+    return float(f"{math.exp(sum(math.log(x) for x in xs) / len(xs)):.3g}")
+
+
+def overall(records: list[dict], names: dict[str, str]) -> list[tuple[int, tuple]]:
+    """(rank, (student, exercises ranked, geometric mean of their ratios, perf points))."""
+    per: dict[str, list[tuple[float, float]]] = {}
+    for _, _, rows in boards(records):
+        for student, ratio, pts in rows:
+            per.setdefault(student, []).append((ratio, pts))
+    rows = [(s, len(v), _geomean([x for x, _ in v]), round(sum(p for _, p in v), 1))
+            for s, v in per.items()]
+    return _ranked(rows, lambda row: (row[1], row[2]), names)
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def markdown(records: list[dict], names: dict[str, str], level: int = 1) -> str:
+    """The leaderboard in Markdown (pseudonyms only)."""
+    h = "#" * level
+    bs = boards(records)
+    lines = [f"{h} Leaderboard", "",
+             "Speed of each exercise that passed its tests, as the ratio of the library "
+             "baseline's time to the submission's on the grading GPU (higher is faster; 1 is "
+             "as fast as the baseline). Students are shown by pseudonym.", ""]
+    if not bs:
+        return "\n".join(lines + ["No exercise was timed.", ""]) + "\n"
+    lines += [f"{h}# Overall", "",
+              f"Ranked by the number of the {len(bs)} timed exercise(s) passed, then by the "
+              "geometric mean of their ratios.", "",
+              "| rank | student | exercises | mean ratio | perf points |", "|---|---|---|---|---|"]
+    lines += [f"| {rank} | {md_text(names[s])} | {n} | {_fmt(g)} | {p:g} |"
+              for rank, (s, n, g, p) in overall(records, names)]
+    lines.append("")
+    for i, slug, rows in bs:
+        lines += [f"{h}# {md_text(i)} {md_text(slug)}", ""]
+        if not rows:
+            lines += ["No submission passed its tests with a time.", ""]
+            continue
+        lines += ["| rank | student | ratio | perf points |", "|---|---|---|---|"]
+        lines += [f"| {rank} | {md_text(names[s])} | {_fmt(x)} | {p:g} |"
+                  for rank, (s, x, p) in _ranked(rows, lambda row: (row[1],), names)]
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def csv_text(records: list[dict], names: dict[str, str]) -> str:
+    """board (an exercise `1.1 slug`, or `overall`), rank, pseudonym, ratio (the geometric mean
+    for overall), perf_points, exercises."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["board", "rank", "pseudonym", "ratio", "perf_points", "exercises"])
+    for rank, (s, n, g, p) in overall(records, names):
+        w.writerow([csv_cell(c) for c in ("overall", rank, names[s], _fmt(g), f"{p:g}", n)])
+    for i, slug, rows in boards(records):
+        for rank, (s, x, p) in _ranked(rows, lambda row: (row[1],), names):
+            w.writerow([csv_cell(c) for c in (f"{i} {slug}", rank, names[s], _fmt(x), f"{p:g}", 1)])
+    return buf.getvalue()
+
+
+def mapping_csv(names: dict[str, str]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["pseudonym", "student"])
+    for s, n in sorted(names.items(), key=lambda kv: kv[1]):
+        w.writerow([csv_cell(n), csv_cell(s)])
+    return buf.getvalue()
+
+
+def write_file(path: Path, text: str, mode: int = 0o644) -> None:
+    """path written with mode, replacing (never following) what was there."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    if os.path.lexists(tmp):
+        os.unlink(tmp)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), mode)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def gradescope_entries(record: dict) -> list[dict]:
+    """Gradescope's `leaderboard` entries of one results.json: one per timed exercise that
+    passed (name `1.1 slug`, the ratio, higher first)."""
+    return [{"name": f"{e['id']} {e['slug']}", "value": _ratio(e), "order": "desc"}
+            for e in record["cudalab"]["exercises"] if _ratio(e) is not None]
+
+
+def write(out: Path, records: list[dict], key: bytes) -> dict[str, str] | None:
+    """leaderboard.md, leaderboard.csv and pseudonyms.csv (0600) in out when the class was graded
+    with --perf (the student -> pseudonym map); else None, and a leaderboard of an earlier run
+    in out is removed (it would not match this gradebook)."""
+    if not with_perf(records):
+        for name in FILES:
+            p = out / name
+            if p.is_symlink() or p.is_file():
+                p.unlink()
+        return None
+    names = pseudonyms(key, [r["cudalab"]["student"] for r in records])
+    for name, text in (("leaderboard.md", markdown(records, names)),
+                       ("leaderboard.csv", csv_text(records, names))):
+        write_file(out / name, text)
+    write_file(out / MAPPING, mapping_csv(names), 0o600)
+    return names
