@@ -13,6 +13,10 @@ Layout of an output folder:
     students/<id>/build.log      the compiler's output for the student's files
     students/<id>/grader.sig     the grader's HMAC of the three (signing.py)
     grader-secret.json           the folder's key (mode 0600): the instructor's alone
+    gradebook-canvas.csv         the gradebook as Canvas imports it (lms.py)
+    gradebook-moodle.csv         the gradebook as Moodle imports it (lms.py)
+    leaderboard.md (.csv)        with --perf: the speed ranking by pseudonym (leaderboard.py)
+    pseudonyms.csv               with --perf: pseudonym -> student id (mode 0600): the instructor's
 
 `--merge` reads only what the grader wrote: students/<id>/results.json
 files (and their report.md and build.log) under a run folder's key, signed,
@@ -412,17 +416,42 @@ def plot(records: list[dict], path: Path) -> bool:
 
 
 def write_class(out: Path, records: list[dict], warnings: list[str] | None = None,
-                seeds: list[int] | None = None) -> None:
-    """gradebook.csv, summary.md and (with matplotlib) summary.png in out."""
+                seeds: list[int] | None = None, roster=None) -> list[str]:
+    """gradebook.csv, summary.md and (with matplotlib) summary.png in out; the LMS gradebooks
+    (lms.py, with the roster: an lms.Roster or None) and, for a class graded with --perf, the
+    leaderboard (leaderboard.py). The warnings of the LMS export."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "gradebook.csv").write_text(gradebook(records))
     png = "summary.png" if records and plot(records, out / "summary.png") else None
-    (out / "summary.md").write_text(summary(records, png=png, warnings=warnings, seeds=seeds))
+    text = summary(records, png=png, warnings=warnings, seeds=seeds)
+    text += write_exports(out, records)
+    (out / "summary.md").write_text(text)
+    return write_lms(out, records, roster)
 
 
-def merge(folders: list[Path], out: Path, exercises: list) -> tuple[int, list[str]]:
+def write_exports(out: Path, records: list[dict]) -> str:
+    """The leaderboard (leaderboard.md, .csv, pseudonyms.csv) of a class graded with --perf;
+    what summary.md says of it ("" without --perf)."""
+    from . import leaderboard
+    key = signing.load_or_create(out).key if leaderboard.with_perf(records) else b""
+    names = leaderboard.write(out, records, key)
+    if names is None:
+        return ""
+    return ("\n" + leaderboard.markdown(records, names, level=2).replace(
+        "## Leaderboard\n", "## Leaderboard\n\nleaderboard.md and leaderboard.csv (pseudonyms; "
+        "pseudonyms.csv, yours alone, says who is who):\n", 1))
+
+
+def write_lms(out: Path, records: list[dict], roster=None) -> list[str]:
+    """gradebook-canvas.csv and gradebook-moodle.csv in out (lms.py); the warnings."""
+    from . import lms
+    return lms.write(out, records, roster)
+
+
+def merge(folders: list[Path], out: Path, exercises: list, roster=None) -> tuple[int, list[str]]:
     """Combine class runs' output folders into one: students' files copied (only those the
-    grader wrote and signed), signed again with out's key, gradebook and summary remade."""
+    grader wrote and signed), signed again with out's key, gradebook and summary remade (the
+    LMS gradebooks with roster, an lms.Roster or None, and the leaderboard too)."""
     known = {e.id: e for e in exercises}
     records, warnings, got = load_records(folders, known)
     secret = signing.load_or_create(out)
@@ -444,7 +473,7 @@ def merge(folders: list[Path], out: Path, exercises: list) -> tuple[int, list[st
     for s in got["seeds"]:
         if s not in secret.seeds:
             signing.load_or_create(out, s)
-    write_class(out, records, warnings, seeds=got["seeds"])
+    warnings += write_class(out, records, warnings, seeds=got["seeds"], roster=roster)
     return len(records), warnings
 
 
