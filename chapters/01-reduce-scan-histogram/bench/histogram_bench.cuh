@@ -55,10 +55,7 @@ __global__ inline void skew_kernel(const int* uniform, int* out, std::size_t n, 
                                    bool all, int hot_value = kHotValue) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    std::uint64_t x = seed ^ (i * 0x9E3779B97F4A7C15ull);
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    const bool hot = all || ((x ^ (x >> 31)) >> 63) != 0;
+    const bool hot = all || (mix64(seed ^ (i * 0x9E3779B97F4A7C15ull)) >> 63) != 0;
     out[i] = hot ? hot_value : uniform[i];
   }
 }

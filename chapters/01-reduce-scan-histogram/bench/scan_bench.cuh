@@ -131,10 +131,7 @@ template <class Flag>
 __global__ void fill_heads_kernel(Flag* flags, std::size_t n, std::size_t length, bool random) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    std::uint64_t x = i * 0x9E3779B97F4A7C15ull + 12345;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    x ^= x >> 31;
+    const std::uint64_t x = mix64(i * 0x9E3779B97F4A7C15ull + 12345);
     flags[i] = static_cast<Flag>(random ? (i == 0 || x % length == 0) : (i % length == 0));
   }
 }

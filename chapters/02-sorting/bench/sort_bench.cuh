@@ -52,10 +52,7 @@ template <class Key>
 __global__ void fill_sorted_runs_kernel(Key* keys, std::size_t n, std::size_t run, std::uint64_t seed) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    std::uint64_t x = i * 0x9E3779B97F4A7C15ull + seed;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    x ^= x >> 31;
+    const std::uint64_t x = mix64(i * 0x9E3779B97F4A7C15ull + seed);
     keys[i] = static_cast<Key>(static_cast<Key>(16 * (i % run) + (x & 15)) + INT32_MIN);
   }
 }
@@ -66,10 +63,7 @@ struct SegmentHash {
   const int* a;
   std::size_t segment;
   __host__ __device__ unsigned long long operator()(std::size_t i) const {
-    std::uint64_t x = static_cast<std::uint32_t>(a[i]) ^ (static_cast<std::uint64_t>(i / segment) << 32);
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
+    return mix64(static_cast<std::uint32_t>(a[i]) ^ (static_cast<std::uint64_t>(i / segment) << 32));
   }
 };
 

@@ -37,10 +37,7 @@ namespace detail {
 /// A 64-bit hash of one int (SplitMix64): summed over an array, a fingerprint
 /// of the array's multiset of values.
 __host__ __device__ inline unsigned long long int_hash(int v) {
-  std::uint64_t x = static_cast<std::uint32_t>(v) * 0x9E3779B97F4A7C15ull + 1;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
+  return mix64(static_cast<std::uint32_t>(v) * 0x9E3779B97F4A7C15ull + 1);
 }
 
 struct IntHash {

@@ -58,10 +58,7 @@ struct SelectedHash {
   cudalab::filter::LessThan<int> pred;
   __host__ __device__ unsigned long long operator()(int v) const {
     if (!pred(v)) return 0;
-    std::uint64_t x = static_cast<std::uint32_t>(v) * 0x9E3779B97F4A7C15ull + 1;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
+    return mix64(static_cast<std::uint32_t>(v) * 0x9E3779B97F4A7C15ull + 1);
   }
 };
 }  // namespace detail

@@ -37,10 +37,7 @@ template <class S>
 __global__ void fill_table_kernel(S* slots, std::size_t n, std::uint64_t seed) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    std::uint64_t x = seed ^ (i * 0x9E3779B97F4A7C15ull);
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    x ^= x >> 31;
+    const std::uint64_t x = mix64(seed ^ (i * 0x9E3779B97F4A7C15ull));
     const unsigned r = static_cast<unsigned>(x >> 61);  // 0 .. 7
     const long long key = r < 4 ? static_cast<long long>(x >> 2)  // live: 4 in 8, a non-negative key
                                 : (r == 4 ? cudalab::filter::kErasedKey : cudalab::filter::kEmptyKey);
@@ -50,9 +47,7 @@ __global__ void fill_table_kernel(S* slots, std::size_t n, std::uint64_t seed) {
 
 // The SplitMix64 finalizer.
 __host__ __device__ inline std::uint64_t mix(std::uint64_t x) {
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
+  return mix64(x);
 }
 
 // A 64-bit hash of a (key, value) pair: summed, a fingerprint of a multiset of pairs.

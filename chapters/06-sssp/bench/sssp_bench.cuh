@@ -222,10 +222,7 @@ T* output(std::size_t n) {
 namespace detail {
 /// 64 random bits for element `i` of the stream `seed` (SplitMix64, callable on the device).
 __host__ __device__ inline std::uint64_t mix(std::uint64_t seed, std::uint64_t i) {
-  std::uint64_t x = seed ^ (i * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull);
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
+  return mix64(seed ^ (i * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull));
 }
 
 // New weights (see BenchGraph): uniform in [lo, hi], or base times a factor

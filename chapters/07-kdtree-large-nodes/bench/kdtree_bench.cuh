@@ -143,10 +143,7 @@ __host__ __device__ inline float coord(const float3& p, int axis) { return axis 
 
 /// A float uniform in [0, 1) (24 random bits) from a hash of (seed, i).
 __host__ __device__ inline float unit(std::uint64_t seed, std::uint64_t i) {
-  std::uint64_t x = seed ^ (i * 0x9E3779B97F4A7C15ull);
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  x ^= x >> 31;
+  const std::uint64_t x = mix64(seed ^ (i * 0x9E3779B97F4A7C15ull));
   return static_cast<float>(x >> 40) * 0x1p-24f;
 }
 

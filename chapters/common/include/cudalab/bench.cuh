@@ -142,16 +142,23 @@ void time_runs(benchmark::State& state, Launch&& launch, std::size_t bytes_per_r
   state.counters["n"] = static_cast<double>(items_per_run);
 }
 
+/// @brief The SplitMix64 finalizer (Steele, Lea and Flood, "Fast splittable
+///        pseudorandom number generators", OOPSLA 2014): 64 well-mixed bits
+///        of `x`, on the host and the device. Every generator and fingerprint
+///        of the benchmarks is built on it. Work O(1).
+__host__ __device__ inline std::uint64_t mix64(std::uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
 namespace detail {
 template <class T>
 __global__ void fill_uniform_int_kernel(T* out, std::size_t n, std::uint64_t seed, T lo, T hi) {
   const std::uint64_t span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo) + 1;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    std::uint64_t x = seed ^ (i * 0x9E3779B97F4A7C15ull);
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    x ^= x >> 31;
+    const std::uint64_t x = mix64(seed ^ (i * 0x9E3779B97F4A7C15ull));
     out[i] = static_cast<T>(lo + static_cast<T>(__umul64hi(x, span)));
   }
 }
