@@ -22,8 +22,15 @@ constexpr unsigned kSortTile = kSortThreads * kItems;    // keys per block sort:
 constexpr unsigned kMergeThreads = 256;
 constexpr unsigned kMergeTile = kMergeThreads * kItems;  // outputs per merge block: 4352 = kSortTile / 4
 // Merge blocks per SM that the registers must allow: 5 x 256 threads leave
-// 51 registers a thread (ptxas would take 61, and fit only 4 blocks).
+// 51 registers a thread (ptxas would take 61, and fit only 4 blocks). An SM
+// of Turing (sm_75) holds at most 1024 threads, so there 4 is the most that
+// __launch_bounds__ may ask for (ptxas rejects 5: "threads per SM ... out of
+// range"); every later architecture holds 1536 or 2048 threads.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+constexpr unsigned kMergeMinBlocks = 1024 / kMergeThreads;
+#else
 constexpr unsigned kMergeMinBlocks = 5;
+#endif
 constexpr unsigned kPartitionThreads = 128;
 // Below this many merge tiles a partition kernel of one thread per split
 // has fewer than 256 warps, all waiting on dependent loads, and nothing
