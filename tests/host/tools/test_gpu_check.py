@@ -172,9 +172,48 @@ class StateTest(unittest.TestCase):
 
     def test_parse_steps(self):
         self.assertEqual(gc.parse_steps("bench,build"), ["build", "bench"])
-        self.assertEqual(gc.parse_steps("build,test,grade,redteam,sanitize,bench"), list(gc.STEPS))
+        self.assertEqual(gc.parse_steps("build,test,grade,redteam,sanitize,bench,portability"), list(gc.STEPS))
+        self.assertEqual(gc.parse_steps("portability,test"), ["test", "portability"])
         with self.assertRaises(ValueError):
             gc.parse_steps("build,deploy")
+
+    def test_portability_commands(self):
+        root = Path("/course")
+        nvcc = "/usr/local/cuda/bin/nvcc"
+        commands = [
+            {"directory": "/course/b", "file": "/course/solutions/02-sorting/merge_sort_merge_path.cu",
+             "command": f"{nvcc} -forward-unknown-to-host-compiler -I/course/chapters/common/include -O3 "
+                        "--generate-code=arch=compute_90,code=[compute_90,sm_90] -Xcompiler=-Wall,-Wextra "
+                        "-std=c++17 -x cu -c /course/solutions/02-sorting/merge_sort_merge_path.cu -o a.o"},
+            {"directory": "/course/b", "file": "/course/starter/01-reduce-scan-histogram/sum_atomic.cu",
+             "arguments": [nvcc, "-arch", "sm_90", "-diag-suppress=177", "-c",
+                           "/course/starter/01-reduce-scan-histogram/sum_atomic.cu", "-o", "b.o"]},
+            {"directory": "/course/b", "file": "/course/tests/host/harness_test.cu", "command": f"{nvcc} -c x"},
+            {"directory": "/course/b", "file": "/elsewhere/solutions/x.cu", "command": f"{nvcc} -c x"},
+        ]
+        srcs = gc.portability_sources(commands, root)
+        self.assertEqual([s["file"] for s in srcs], ["solutions/02-sorting/merge_sort_merge_path.cu",
+                                                     "starter/01-reduce-scan-histogram/sum_atomic.cu"])
+        self.assertEqual(srcs[1]["argv"], [nvcc, "-diag-suppress=177", "-c",
+                                           "/course/starter/01-reduce-scan-histogram/sum_atomic.cu"])
+        argv = gc.arch_argv(srcs[0]["argv"], "75", Path("/o/x.o"))
+        self.assertEqual(argv[:2], [nvcc, "--generate-code=arch=compute_75,code=[compute_75,sm_75]"])
+        self.assertEqual(argv[-2:], ["-o", "/o/x.o"])
+        self.assertFalse(any("compute_90" in a for a in argv))
+        self.assertIn("-Xcompiler=-Wall,-Wextra", argv)
+
+    def test_count_diagnostics(self):
+        out = "\n".join([
+            "ptxas error   : Value of threads per SM for entry _Z1kv is out of range. .minnctapersm will be ignored",
+            "ptxas fatal   : Ptx assembly aborted due to errors",
+            "x.cu(264): warning #177-D: function \"f\" was declared but never referenced",
+            "x.cu:3:5: warning: unused variable 'y' [-Wunused-variable]",
+            "ptxas warning : Registers are spilled to local memory in function 'k'",
+            "Remark: The warnings can be suppressed with \"-diag-suppress <warning-number>\"",
+            "x.cu(12): error: identifier \"z\" is undefined"])
+        self.assertEqual(gc.count_diagnostics(out), (3, 3))
+        self.assertEqual(gc.count_diagnostics(""), (0, 0))
+        self.assertEqual(gc.PORTABILITY_ARCHS, ("75", "80", "86", "89", "90", "100", "120"))
 
     def test_summary_table(self):
         s = gc.merge_state(None, self.rec("build", "passed", "built"))
