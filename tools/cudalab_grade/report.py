@@ -7,6 +7,7 @@ import json
 import textwrap
 from dataclasses import dataclass, field
 
+from . import leaderboard
 from .escape import csv_cell, md_block, md_text
 from .grading import NO_GPU, PASSED, Result
 from .manifest import Exercise
@@ -109,7 +110,9 @@ def _machine(r: Result) -> dict:
 
 
 def gradescope(results: list[Result], meta: dict) -> str:
-    """Gradescope results.json, plus a `cudalab` object for our own tools."""
+    """Gradescope results.json, plus a `cudalab` object for our own tools; with --perf
+    (meta["perf"]) also Gradescope's `leaderboard`: the speed ratio of every exercise that
+    passed its tests (leaderboard.gradescope_entries)."""
     tests = []
     for r in results:
         output = r.reason + ("\n\n" + "\n".join(r.details) if r.details else "")
@@ -122,6 +125,8 @@ def gradescope(results: list[Result], meta: dict) -> str:
     data = {"score": round(got, 1), "output": "\n".join([progress(results)] + footer(results)),
             "stdout_visibility": "visible", "tests": tests,
             "cudalab": dict(meta, exercises=[_machine(r) for r in results])}
+    if meta.get("perf"):
+        data["leaderboard"] = leaderboard.gradescope_entries(data)
     return json.dumps(data, indent=2) + "\n"
 
 

@@ -292,6 +292,7 @@ class ScoringTest(GradeTestCase):
         self.assertEqual(data["tests"][0]["max_score"], 10)
         self.assertEqual(data["stdout_visibility"], "visible")
         self.assertEqual(self.exercise(data, "1.1")["status"], "passed")
+        self.assertNotIn("leaderboard", data)  # no --perf: no Gradescope leaderboard
 
     def test_one_failure_costs_all_correctness_points(self):
         msg = "[1.1 alpha] n = 33, seed = 7\n  rerun: CUDALAB_SEED=7 x --gtest_filter='A.T1'\n" \
@@ -590,6 +591,8 @@ class PerfAndSanitizerTest(GradeTestCase):
         self.assertAlmostEqual(alpha["perf_points"], 3.2)  # 4 * 0.4 / 0.5
         self.assertEqual(alpha["max_points"], 14)
         self.assertIn("ratio 0.40 of cub_base (target 0.5)", alpha["reason"])
+        self.assertEqual([(e["name"], e["order"]) for e in data["leaderboard"]], [("1.1 alpha", "desc")])
+        self.assertAlmostEqual(data["leaderboard"][0]["value"], 0.4)
         argv = self.bench_log()["argv"]
         self.assertIn("--benchmark_filter=" + bench.filter_for("alpha/int32/1024", "cub_base/int32/1024"), argv)
         self.assertIn("--benchmark_repetitions=3", argv)
@@ -1209,6 +1212,17 @@ class HelperTest(unittest.TestCase):
         lines = report.table([r]).splitlines()
         self.assertTrue(all(len(line) <= 100 for line in lines))
         self.assertGreater(len(lines), 3)
+
+    def test_gradescope_leaderboard_only_with_perf(self):
+        from cudalab_grade.grading import CRASHED, PASSED, Result
+        from cudalab_grade.manifest import Exercise
+        exs = [Exercise(f"1.{i}", f"s{i}", "t", "f", "d", 1, "*", 10) for i in (1, 2, 3)]
+        results = [Result(exs[0], 15.0, PASSED, 10.0, 4.0, ratio=0.8),
+                   Result(exs[1], 15.0, CRASHED, ratio=2.0),   # a ratio, but its tests did not pass
+                   Result(exs[2], 10.0, PASSED, 10.0)]          # passed, not timed
+        data = json.loads(report.gradescope(results, {"perf": True}))
+        self.assertEqual(data["leaderboard"], [{"name": "1.1 s1", "value": 0.8, "order": "desc"}])
+        self.assertNotIn("leaderboard", json.loads(report.gradescope(results, {"perf": False})))
 
 
 if __name__ == "__main__":
