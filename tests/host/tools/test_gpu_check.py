@@ -401,6 +401,79 @@ print("========= ERROR SUMMARY: 0 errors")
             self.assertIn("racecheck (shard 2 of 3): sanitizer errors", rec["messages"][0])
             self.assertEqual(rec["details"]["racecheck_shards"], 3)
 
+    def test_starter_only_mode_is_automatic_without_solutions(self):
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            self.assertEqual(gc.starter_only_reason(d, False), gc.NO_SOLUTIONS)
+            self.assertEqual(gc.starter_only_reason(d, True), gc.NO_SOLUTIONS)
+            (d / "solutions").mkdir()
+            self.assertIsNone(gc.starter_only_reason(d, False))
+            self.assertEqual(gc.starter_only_reason(d, True), "--starter-only")
+        self.assertIsNone(gc.starter_only_reason(ROOT, False))
+
+    def test_starter_only_grades_the_starter_and_skips_redteam_sanitize_bench(self):
+        # A tree without solutions/ (the student edition), as main sees it: the grader
+        # is faked (the untouched starter: 0 points, every exercise a test failure).
+        calls = []
+
+        def run(ctx_, argv, log, env=None, timeout=None):
+            calls.append(argv)
+            if "--json" in argv:
+                Path(argv[argv.index("--json") + 1]).write_text(json.dumps(grade_json(
+                    [ex(i, "failed", 0, 0, m, "wrong answer") for i, m in expected.items()])))
+            return 1, "", 0.1
+        expected = gc.expected_max_points(ROOT)
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            with contextlib.redirect_stdout(io.StringIO()), mock.patch.object(gc, "run", run), \
+                    mock.patch.object(gc, "starter_only_reason", lambda root, flag: gc.NO_SOLUTIONS):
+                rc = gc.main(["--out", str(d / "out"), "--steps", "grade,redteam,sanitize,bench",
+                              "--build-dir", str(d / "b")])
+            rep = json.loads((d / "out" / "report.json").read_text())
+            md = (d / "out" / "report.md").read_text()
+        self.assertEqual(rc, 0, rep["steps"])
+        self.assertEqual(len(calls), 1)  # the starter only
+        self.assertNotIn("--solutions", calls[0])
+        self.assertNotIn("--perf", calls[0])
+        self.assertEqual((rep["mode"], rep["starter_only"]), ("starter-only", gc.NO_SOLUTIONS))
+        self.assertTrue(rep["invocation"]["passed"])
+        grade = rep["steps"]["grade"]
+        self.assertEqual(grade["status"], "passed", grade["messages"])
+        self.assertNotIn("solutions", grade["details"])
+        self.assertEqual(grade["details"]["starter"]["points"], 0)
+        self.assertIn("starter 0/", grade["summary"])
+        for step in ("redteam", "sanitize", "bench"):
+            r = rep["steps"][step]
+            self.assertEqual((r["status"], r["summary"]), ("skipped", "skipped: no solutions in this tree"))
+            self.assertIn("starter-only mode", r["messages"][0])
+        self.assertIn("- Mode: starter only (no solutions in this tree)", md)
+        self.assertIn("| sanitize | skipped |", md)
+
+    def test_starter_only_flag_and_a_starter_that_scores_fails(self):
+        def run(ctx_, argv, log, env=None, timeout=None):
+            Path(argv[argv.index("--json") + 1]).write_text(json.dumps(grade_json(
+                [ex("1.1", "passed", 10, 0, 10)])))
+            return 0, "", 0.1
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            with contextlib.redirect_stdout(io.StringIO()), mock.patch.object(gc, "run", run):
+                rc = gc.main(["--out", str(d / "out"), "--steps", "grade,bench", "--build-dir", str(d / "b"),
+                              "--starter-only"])
+            rep = json.loads((d / "out" / "report.json").read_text())
+        self.assertEqual(rc, 1)
+        self.assertEqual(rep["starter_only"], "--starter-only")
+        self.assertEqual(rep["steps"]["grade"]["status"], "failed")
+        self.assertEqual(rep["steps"]["bench"]["summary"], "skipped: --starter-only")
+
+    def test_full_mode_report_says_so(self):
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            with contextlib.redirect_stdout(io.StringIO()):
+                gc.main(["--out", str(d / "out"), "--steps", "bench", "--build-dir", str(d / "b")])
+            rep = json.loads((d / "out" / "report.json").read_text())
+            self.assertEqual((rep["mode"], rep["starter_only"]), ("full", None))
+            self.assertNotIn("Mode: starter only", (d / "out" / "report.md").read_text())
+
     def test_bad_step_is_a_usage_error(self):
         with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as cm:
             gc.main(["--out", "/nonexistent/x", "--steps", "nope"])
