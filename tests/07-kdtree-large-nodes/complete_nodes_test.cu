@@ -64,29 +64,8 @@ LevelSetup make_setup(std::size_t m, std::size_t threshold, int max_depth, std::
   return s;
 }
 
-// Empty when the ranges [begin, begin + count) of `ids` (non-empty ones) tile [0, total) exactly.
-std::string ranges_problem(const std::vector<Node>& nodes, const std::vector<int>& ids, unsigned long long total,
-                           const char* list) {
-  std::vector<std::pair<unsigned long long, unsigned long long>> r;
-  unsigned long long sum = 0;
-  for (const int id : ids) {
-    const Node& v = nodes[static_cast<std::size_t>(id)];
-    sum += v.count;
-    if (v.count > 0) r.push_back({v.begin, v.begin + v.count});
-  }
-  if (sum != total)
-    return std::string("the ") + list + " list's nodes hold " + std::to_string(sum) + " points but its point counter is " +
-           std::to_string(total);
-  std::sort(r.begin(), r.end());
-  unsigned long long at = 0;
-  for (const auto& [b, e] : r) {
-    if (b != at)
-      return std::string("the point ranges of the ") + list + " list " + (b < at ? "overlap" : "leave a gap") +
-             " at " + std::to_string(std::min(b, at)) + " (begin must come from an atomicAdd of the child's count)";
-    at = e;
-  }
-  return {};
-}
+// What a tiling problem of a list's point ranges most likely means.
+constexpr const char* kBeginHint = " (begin must come from an atomicAdd of the child's count)";
 
 void run_case(std::size_t m, std::size_t threshold, int max_depth, std::uint64_t seed) {
   const LevelSetup s = make_setup(m, threshold, max_depth, seed);
@@ -170,8 +149,9 @@ void run_case(std::size_t m, std::size_t threshold, int max_depth, std::uint64_t
                                 << " list (large: count > T and depth < max_depth)";
     }
   }
-  EXPECT_EQ(ranges_problem(got, next_ids, next_points.download()[0], "next"), "") << ctx;
-  EXPECT_EQ(ranges_problem(got, small_ids, small_points.download()[0], "small"), "") << ctx;
+  using reference::point_ranges_problem;
+  EXPECT_EQ(point_ranges_problem(got, next_ids, next_points.download()[0], "next", kBeginHint), "") << ctx;
+  EXPECT_EQ(point_ranges_problem(got, small_ids, small_points.download()[0], "small", kBeginHint), "") << ctx;
 }
 
 class KdtreeCompleteNodes : public GpuTestWithParam<std::size_t> {};

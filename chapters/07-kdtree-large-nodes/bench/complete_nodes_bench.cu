@@ -66,30 +66,6 @@ void refresh_parents(const DeviceLevel& L, State& S, cudaStream_t s) {
       cudaMemcpyAsync(S.rights.data(), S.host_rights.data(), L.m * sizeof(std::uint32_t), cudaMemcpyHostToDevice, s));
 }
 
-// "" when the ranges [begin, begin + count) of the non-empty nodes of `ids` tile [0, total) exactly.
-std::string ranges_problem(const std::vector<Node>& nodes, const std::vector<int>& ids, unsigned long long total,
-                           const char* list) {
-  std::vector<std::pair<unsigned long long, unsigned long long>> r;
-  unsigned long long sum = 0;
-  for (const int id : ids) {
-    const Node& v = nodes[static_cast<std::size_t>(id)];
-    sum += v.count;
-    if (v.count > 0) r.push_back({v.begin, static_cast<unsigned long long>(v.begin) + v.count});
-  }
-  if (sum != total)
-    return std::string("the ") + list + " list's nodes hold " + std::to_string(sum) + " points, its counter says " +
-           std::to_string(total);
-  std::sort(r.begin(), r.end());
-  unsigned long long at = 0;
-  for (const auto& [b, e] : r) {
-    if (b != at)
-      return std::string("the point ranges of the ") + list + " list " + (b < at ? "overlap" : "leave a gap") +
-             " at " + std::to_string(std::min(b, at));
-    at = e;
-  }
-  return "";
-}
-
 // "" when the last call completed every parent as 7.5 promises (the checks of its tests), else the first problem.
 std::string check_children(std::size_t m, State& S) {
   const std::size_t capacity = 3 * m;
@@ -142,8 +118,8 @@ std::string check_children(std::size_t m, State& S) {
     }
   }
   const std::vector<unsigned long long> points = S.counters.download();
-  std::string wrong = ranges_problem(got, next_ids, points[0], "next");
-  if (wrong.empty()) wrong = ranges_problem(got, small_ids, points[1], "small");
+  std::string wrong = cudalab::reference::point_ranges_problem(got, next_ids, points[0], "next");
+  if (wrong.empty()) wrong = cudalab::reference::point_ranges_problem(got, small_ids, points[1], "small");
   return wrong;
 }
 

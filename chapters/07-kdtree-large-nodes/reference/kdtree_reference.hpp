@@ -283,4 +283,36 @@ inline std::string check_tree(const std::vector<float3>& points, const std::vect
   return {};
 }
 
+/// @brief Checks one output list of node completion (exercise 7.5): the
+///        point ranges [begin, begin + count) of the nodes `ids` (the
+///        non-empty ones) tile [0, total) exactly, `total` being the list's
+///        point counter.
+/// @param nodes the node array; `ids` index it
+/// @param list  the list's name for the message ("next", "small")
+/// @param hint  appended to a message about overlapping or missing ranges
+/// @return an empty string when they tile, else what is wrong.
+/// Work O(k log k) for k ids.
+inline std::string point_ranges_problem(const std::vector<kdtree::Node>& nodes, const std::vector<int>& ids,
+                                        unsigned long long total, const char* list, const std::string& hint = "") {
+  std::vector<std::pair<unsigned long long, unsigned long long>> r;
+  unsigned long long sum = 0;
+  for (const int id : ids) {
+    const kdtree::Node& v = nodes[static_cast<std::size_t>(id)];
+    sum += v.count;
+    if (v.count > 0) r.push_back({v.begin, static_cast<unsigned long long>(v.begin) + v.count});
+  }
+  if (sum != total)
+    return std::string("the ") + list + " list's nodes hold " + std::to_string(sum) +
+           " points but its point counter is " + std::to_string(total);
+  std::sort(r.begin(), r.end());
+  unsigned long long at = 0;
+  for (const auto& [b, e] : r) {
+    if (b != at)
+      return std::string("the point ranges of the ") + list + " list " + (b < at ? "overlap" : "leave a gap") +
+             " at " + std::to_string(std::min(b, at)) + hint;
+    at = e;
+  }
+  return {};
+}
+
 }  // namespace cudalab::reference
