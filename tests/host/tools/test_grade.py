@@ -103,6 +103,15 @@ def _write_exe(path: Path, body: str) -> None:
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
+# Medians of alpha and its baseline cub_base, equal: a ratio of 1.
+EQUAL_MEDIANS = [
+    {"name": "alpha/int32/1024/manual_time_median", "run_name": "alpha/int32/1024/manual_time",
+     "run_type": "aggregate", "aggregate_name": "median", "real_time": 1.0, "time_unit": "ms"},
+    {"name": "cub_base/int32/1024/manual_time_median", "run_name": "cub_base/int32/1024/manual_time",
+     "run_type": "aggregate", "aggregate_name": "median", "real_time": 1.0, "time_unit": "ms"},
+]
+
+
 def fake_bench(path: Path, entries, exit_code=0, action="", log=None):
     """A benchmark program (a checker): writes Google Benchmark JSON of `entries` to
     --benchmark_out, after printing on its output a forged result (everything
@@ -603,12 +612,7 @@ class PerfAndSanitizerTest(GradeTestCase):
         # A benchmark that prints a result but writes none to its --benchmark_out file
         # (a student's runner prints to the same output) gives no points.
         self.tree.passing("alpha")
-        self.bench([
-            {"name": "alpha/int32/1024/manual_time_median", "run_name": "alpha/int32/1024/manual_time",
-             "run_type": "aggregate", "aggregate_name": "median", "real_time": 1.0, "time_unit": "ms"},
-            {"name": "cub_base/int32/1024/manual_time_median", "run_name": "cub_base/int32/1024/manual_time",
-             "run_type": "aggregate", "aggregate_name": "median", "real_time": 1.0, "time_unit": "ms"},
-        ])
+        self.bench(EQUAL_MEDIANS)
         body = (self.tree.bin / "alpha_bench_starter").read_text().replace('a.startswith("--benchmark_out=")',
                                                                           "False")
         (self.tree.bin / "alpha_bench_starter").write_text(body)
@@ -621,12 +625,7 @@ class PerfAndSanitizerTest(GradeTestCase):
         # The benchmark program holds no student code: it runs outside the sandbox and
         # starts the exercise's runner, which gets the sandbox prefix.
         self.tree.passing("alpha")
-        self.bench([
-            {"name": "alpha/int32/1024/manual_time_median", "run_name": "alpha/int32/1024/manual_time",
-             "run_type": "aggregate", "aggregate_name": "median", "real_time": 1.0, "time_unit": "ms"},
-            {"name": "cub_base/int32/1024/manual_time_median", "run_name": "cub_base/int32/1024/manual_time",
-             "run_type": "aggregate", "aggregate_name": "median", "real_time": 1.0, "time_unit": "ms"},
-        ])
+        self.bench(EQUAL_MEDIANS)
         box = self.tree.tools / "fake-box"
         boxed = Path(self._tmp.name) / "boxed.log"
         _write_exe(box, f"""
@@ -679,14 +678,8 @@ class PerfAndSanitizerTest(GradeTestCase):
         os.remove({str(flags)!r} + "/{slug}.running")
         if time.time() >= deadline:
             sys.exit(5)""")
-        entries = [
-            {"name": "alpha/int32/1024/manual_time_median", "run_name": "alpha/int32/1024/manual_time",
-             "run_type": "aggregate", "aggregate_name": "median", "real_time": 1.0, "time_unit": "ms"},
-            {"name": "cub_base/int32/1024/manual_time_median", "run_name": "cub_base/int32/1024/manual_time",
-             "run_type": "aggregate", "aggregate_name": "median", "real_time": 1.0, "time_unit": "ms"},
-        ]
         seen = Path(self._tmp.name) / "seen-by-bench"
-        fake_bench(self.tree.bin / "alpha_bench_starter", entries, action=f"""
+        fake_bench(self.tree.bin / "alpha_bench_starter", EQUAL_MEDIANS, action=f"""
         with open({str(seen)!r}, "w") as f:
             json.dump(sorted(os.listdir({str(flags)!r})), f)""")
         code, data, _ = self.tree.grade_json("--no-build", "--perf", "--parallel", "2")
