@@ -41,6 +41,12 @@ class Token:
     kind: str      # "id", "num" or "punct"
 
 
+def _block_comment_end(text: str, i: int) -> int:
+    """Where the /* comment starting at i ends (past its */; the text's end if unclosed)."""
+    j = text.find("*/", i + 2)
+    return len(text) if j < 0 else j + 2
+
+
 def tokenize(text: str) -> list[Token]:
     """The tokens of a C++/CUDA file; comments, literals of text and # lines are skipped."""
     out: list[Token] = []
@@ -67,8 +73,7 @@ def tokenize(text: str) -> list[Token]:
                         i += 1
                     break
                 if text.startswith("/*", i):
-                    j = text.find("*/", i + 2)
-                    j = n if j < 0 else j + 2
+                    j = _block_comment_end(text, i)
                     line += text.count("\n", i, j)
                     i = j
                     continue
@@ -87,8 +92,7 @@ def tokenize(text: str) -> list[Token]:
                 i += 1
             continue
         if text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
+            j = _block_comment_end(text, i)
             line += text.count("\n", i, j)
             i = j
             continue
