@@ -10,6 +10,8 @@ leading apostrophe, so it is shown as text.
 """
 from __future__ import annotations
 
+import csv
+import io
 import re
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
@@ -55,3 +57,12 @@ def csv_cell(value) -> str:
     if text.startswith(_FORMULA_START):
         return "'" + text
     return text
+
+
+def csv_text(rows) -> str:
+    """CSV text of rows (sequences of cells), every cell through csv_cell."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    for row in rows:
+        w.writerow([csv_cell(c) for c in row])
+    return buf.getvalue()

@@ -24,15 +24,14 @@ writes them there.
 from __future__ import annotations
 
 import base64
-import csv
 import hashlib
 import hmac
-import io
 import math
-import os
 from pathlib import Path
 
-from .escape import csv_cell, md_text
+from . import escape
+from .escape import md_text
+from .signing import write_file
 
 FILES = ("leaderboard.md", "leaderboard.csv")
 MAPPING = "pseudonyms.csv"
@@ -166,35 +165,17 @@ def markdown(records: list[dict], names: dict[str, str], level: int = 1) -> str:
 def csv_text(records: list[dict], names: dict[str, str]) -> str:
     """board (an exercise `1.1 slug`, or `overall`), rank, pseudonym, ratio (the geometric mean
     for overall), perf_points, exercises."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["board", "rank", "pseudonym", "ratio", "perf_points", "exercises"])
-    for rank, (s, n, g, p) in overall(records, names):
-        w.writerow([csv_cell(c) for c in ("overall", rank, names[s], _fmt(g), f"{p:g}", n)])
+    out = [("board", "rank", "pseudonym", "ratio", "perf_points", "exercises")]
+    out += [("overall", rank, names[s], _fmt(g), f"{p:g}", n) for rank, (s, n, g, p) in overall(records, names)]
     for i, slug, rows in boards(records):
-        for rank, (s, x, p) in _ranked(rows, lambda row: (row[1],), names):
-            w.writerow([csv_cell(c) for c in (f"{i} {slug}", rank, names[s], _fmt(x), f"{p:g}", 1)])
-    return buf.getvalue()
+        out += [(f"{i} {slug}", rank, names[s], _fmt(x), f"{p:g}", 1)
+                for rank, (s, x, p) in _ranked(rows, lambda row: (row[1],), names)]
+    return escape.csv_text(out)
 
 
 def mapping_csv(names: dict[str, str]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["pseudonym", "student"])
-    for s, n in sorted(names.items(), key=lambda kv: kv[1]):
-        w.writerow([csv_cell(n), csv_cell(s)])
-    return buf.getvalue()
-
-
-def write_file(path: Path, text: str, mode: int = 0o644) -> None:
-    """path written with mode, replacing (never following) what was there."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    if os.path.lexists(tmp):
-        os.unlink(tmp)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), mode)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    return escape.csv_text([("pseudonym", "student")]
+                           + [(n, s) for s, n in sorted(names.items(), key=lambda kv: kv[1])])
 
 
 def gradescope_entries(record: dict) -> list[dict]:

@@ -32,7 +32,7 @@ import csv
 import io
 from pathlib import Path
 
-from .escape import csv_cell
+from .escape import csv_text
 
 FIELDS = ("student", "name", "canvas_id", "sis_user_id", "sis_login_id", "section",
           "email", "idnumber", "username")
@@ -113,14 +113,6 @@ def _cells(record: dict, cols) -> list[str]:
     return out
 
 
-def _write(rows: list[list]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    for row in rows:
-        w.writerow([csv_cell(c) for c in row])
-    return buf.getvalue()
-
-
 def _sorted(records: list[dict]) -> list[dict]:
     return sorted(records, key=lambda r: r["cudalab"]["student"])
 
@@ -142,7 +134,7 @@ def canvas(records: list[dict], roster: Roster | None = None) -> tuple[str, list
                 warnings.append(f"{CANVAS_FILE}: the roster has no canvas_id, sis_user_id nor "
                                 f"sis_login_id for {sid!r}: its SIS Login ID is the student id")
         rows.append([g(sid, "name") or sid] + ids + [g(sid, "section")] + _cells(r, cols))
-    return _write(rows), warnings
+    return csv_text(rows), warnings
 
 
 def moodle_key(roster: Roster | None) -> str:
@@ -169,12 +161,12 @@ def moodle(records: list[dict], roster: Roster | None = None) -> tuple[str, list
                 warnings.append(f"{MOODLE_FILE}: the roster has no {key} for {sid!r}: "
                                 "the student id stands in")
         rows.append([ident] + _cells(r, cols))
-    return _write(rows), warnings
+    return csv_text(rows), warnings
 
 
 def write(out: Path, records: list[dict], roster: Roster | None = None) -> list[str]:
     """gradebook-canvas.csv and gradebook-moodle.csv in out; the warnings."""
-    from .leaderboard import write_file
+    from .signing import write_file
     warnings = []
     for name, make in ((CANVAS_FILE, canvas), (MOODLE_FILE, moodle)):
         text, ws = make(records, roster)

@@ -84,13 +84,22 @@ def load(folder: Path) -> Secret:
     return _parse(data, path)
 
 
-def _write(path: Path, secret: Secret) -> None:
+def write_file(path: Path, text: str, mode: int = 0o644) -> None:
+    """path written with mode through a new file renamed over it: what was there
+    (a link included) is replaced, never followed or written through."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    if os.path.lexists(tmp):
+        os.unlink(tmp)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), mode)
     with os.fdopen(fd, "w") as f:
-        json.dump({"key": secret.key.hex(), "seeds": sorted(set(secret.seeds)),
-                   "about": "tools/grade's key for this folder: keep it private (mode 600)"}, f)
+        f.write(text)
     os.replace(tmp, path)
+
+
+def _write(path: Path, secret: Secret) -> None:
+    write_file(path, json.dumps({"key": secret.key.hex(), "seeds": sorted(set(secret.seeds)),
+                                 "about": "tools/grade's key for this folder: keep it private (mode 600)"}),
+               0o600)
 
 
 def load_or_create(folder: Path, seed: int | None = None) -> Secret:
