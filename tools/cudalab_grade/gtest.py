@@ -94,13 +94,23 @@ def list_tests(exe: Path, test_filter: str, cwd: Path) -> int | None:
         return None
     if p.returncode != 0:
         return None
-    count, disabled_suite = 0, False
-    for line in p.stdout.splitlines():
-        if line and not line.startswith(" "):
-            disabled_suite = line.split("/")[-1].startswith("DISABLED_") or line.startswith("DISABLED_")
-        elif line.strip() and not disabled_suite and not line.strip().startswith("DISABLED_"):
-            count += 1
-    return count
+    return len(test_names(p.stdout))
+
+
+def test_names(listing: str) -> list[str]:
+    """The full names (Suite.Test, with their parameter parts) that a --gtest_list_tests
+    output lists, without the disabled ones (a DISABLED_ suite or test)."""
+    names, suite = [], None
+    for line in listing.splitlines():
+        word = line.split("#", 1)[0].strip()
+        if not word:
+            continue
+        if not line.startswith(" "):
+            disabled = word.split("/")[-1].startswith("DISABLED_") or word.startswith("DISABLED_")
+            suite = word if word.endswith(".") and not disabled else None  # "Suite." lines only
+        elif suite is not None and not word.startswith("DISABLED_"):
+            names.append(suite + word)
+    return names
 
 
 def read_tail(path: Path, limit: int = 4096, lines: int = 15) -> str:

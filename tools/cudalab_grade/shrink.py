@@ -173,16 +173,7 @@ def _list(exe: Path, test_filter: str, opts: Options, limit: float) -> list[str]
                  opts.env(), limit)
     if p.timed_out or p.returncode != 0:
         return None
-    names, suite = [], None
-    for line in p.output.splitlines():
-        word = line.split("#", 1)[0].strip()
-        if not word:
-            continue
-        if not line.startswith(" "):
-            suite = word if word.endswith(".") else None
-        elif suite and _NAME.match(suite + word) and "DISABLED_" not in suite + word:
-            names.append(suite + word)
-    return names
+    return [name for name in gtest.test_names(p.output) if _NAME.match(name)]
 
 
 def _rerun(ex: Exercise, opts: Options, exe: Path, body: str, sizes: list[int],
