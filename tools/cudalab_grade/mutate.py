@@ -32,10 +32,7 @@ from pathlib import Path
 
 from . import mutation_ops as ops
 from .manifest import Exercise
-
-BEGIN = re.compile(r"^\s*// BEGIN SOLUTION\s*$")
-STARTER = re.compile(r"^\s*// STARTER:\s*$")
-END = re.compile(r"^\s*// END SOLUTION\s*$")
+from .markers import BEGIN, END, STARTER
 
 # statuses of the grader (grading.py) and what they say about a mutant
 KILLED_BY_TESTS = {"failed", "crashed", "timeout", "memory"}
