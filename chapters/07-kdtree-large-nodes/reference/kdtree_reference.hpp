@@ -288,6 +288,8 @@ inline std::string check_tree(const std::vector<float3>& points, const std::vect
 ///        non-empty ones) tile [0, total) exactly, `total` being the list's
 ///        point counter.
 /// @param nodes the node array; `ids` index it
+/// @param ids   the list: indices of its nodes in `nodes`
+/// @param total the list's point counter
 /// @param list  the list's name for the message ("next", "small")
 /// @param hint  appended to a message about overlapping or missing ranges
 /// @return an empty string when they tile, else what is wrong.
