@@ -289,6 +289,11 @@ int run_server(int sock, CUdeviceptr base, std::size_t size) { return serve_loop
 
 }  // namespace cudalab::remote
 
+namespace {
+// The null call's one launch: an empty kernel.
+__global__ void null_call_kernel() {}
+}  // namespace
+
 int main(int argc, char** argv) {
   int sock = -1;
   unsigned long long base = 0, size = 0;
@@ -305,12 +310,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   signal(SIGPIPE, SIG_IGN);
-  // The null call: the same way through the socket, the mappings and the
-  // synchronization as an exercise's call, without the call. A benchmark's
-  // checker times one before each timed call and subtracts it
-  // (cudalab_remote_call_times in remote_checker.cu).
+  // The null call: the same way through the socket, the mappings, one
+  // kernel launch and the synchronization as an exercise's call, without the
+  // exercise's work. A benchmark's checker times one before each timed call
+  // and subtracts it (cudalab_remote_call_times in remote_checker.cu), so what
+  // remains is the exercise's kernels and the gaps between them, as CUDA
+  // events around a launch in one process would measure.
   cudalab::remote::add_handler(cudalab::remote::kNullCall,
-                               [](cudalab::remote::Reader&, cudaStream_t, std::size_t* bytes) {
+                               [](cudalab::remote::Reader&, cudaStream_t stream, std::size_t* bytes) {
+                                 if (stream != nullptr) {  // a runner without device memory has no stream
+                                   null_call_kernel<<<1, 1, 0, stream>>>();
+                                   CUDALAB_CHECK(cudaGetLastError());
+                                 }
                                  *bytes = 0;
                                  return cudalab::remote::Bytes{};
                                });
