@@ -112,15 +112,11 @@ void launch(const int* samples, std::size_t n, unsigned int* histogram, EvenBins
   const int words = kPacked ? (bins.bins() + 1) / 2 : bins.bins();
   const std::size_t shared_bytes = static_cast<std::size_t>(words) * sizeof(unsigned);
   const auto kernel = histogram_packed_privatized_kernel<kPacked>;
-  if (shared_bytes > 48 * 1024) {  // above the default limit: opt in (sm_70 and later)
-    CUDALAB_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(shared_bytes)));
-  }
+  set_dynamic_shared(kernel, shared_bytes);  // above 48 KiB: opt in, within the device's limit
   // One wave of as many blocks as fit on the GPU at once; fewer for small n
   // (each thread should get at least one 16-byte vector).
-  int per_sm = 0;
-  CUDALAB_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, shared_bytes));
-  const std::size_t wave = static_cast<std::size_t>(sm_count()) * std::max(per_sm, 1);
+  const int per_sm = resident_blocks_per_sm(kernel, block, shared_bytes);
+  const std::size_t wave = static_cast<std::size_t>(sm_count()) * static_cast<std::size_t>(per_sm);
   const std::size_t needed = (n + 4 * block - 1) / (4 * block);
   const auto blocks = static_cast<unsigned>(std::min(wave, needed));
   kernel<<<blocks, block, shared_bytes, stream>>>(samples, n, histogram, bins);
