@@ -359,7 +359,12 @@ inline void set_dynamic_shared(const void* kernel, std::size_t bytes) {
   }
 }
 
-/// @copydoc set_dynamic_shared(const void*, std::size_t)
+/// @brief set_dynamic_shared for a `__global__` function pointer, as written
+///        in a launch (`set_dynamic_shared(my_kernel<T>, bytes)`).
+/// @param kernel the kernel
+/// @param bytes  dynamic shared memory per block the launches will ask for
+/// @throws DeviceLimitError when its static shared memory plus `bytes` exceed the limit.
+/// @throws CudaError when a CUDA call fails.
 template <class... Args>
 void set_dynamic_shared(void (*kernel)(Args...), std::size_t bytes) {
   set_dynamic_shared(reinterpret_cast<const void*>(kernel), bytes);
@@ -387,7 +392,12 @@ inline int resident_blocks_per_sm(const void* kernel, int threads, std::size_t d
   return std::max(per_sm, 1);
 }
 
-/// @copydoc resident_blocks_per_sm(const void*, int, std::size_t)
+/// @brief resident_blocks_per_sm for a `__global__` function pointer.
+/// @param kernel         the kernel
+/// @param threads        threads per block
+/// @param dynamic_shared dynamic shared memory per block, bytes
+/// @return resident blocks per SM, at least 1.
+/// @throws CudaError when a CUDA call fails.
 template <class... Args>
 int resident_blocks_per_sm(void (*kernel)(Args...), int threads, std::size_t dynamic_shared) {
   return resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), threads, dynamic_shared);
