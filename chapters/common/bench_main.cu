@@ -18,16 +18,22 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   if (cudalab::device_count() > 0) {
     const cudaDeviceProp prop = cudalab::current_device_properties();
+    const cudalab::DeviceLimits real = cudalab::real_device_limits();
     int runtime = 0;
     int driver = 0;
     cudaRuntimeGetVersion(&runtime);
     cudaDriverGetVersion(&driver);
     benchmark::AddCustomContext("device", prop.name);
     benchmark::AddCustomContext("compute_capability",
-                                std::to_string(prop.major) + "." + std::to_string(prop.minor));
-    benchmark::AddCustomContext("sm_count", std::to_string(prop.multiProcessorCount));
-    benchmark::AddCustomContext("l2_bytes", std::to_string(prop.l2CacheSize));
-    benchmark::AddCustomContext("global_memory_bytes", std::to_string(prop.totalGlobalMem));
+                                std::to_string(real.cc_major) + "." + std::to_string(real.cc_minor));
+    benchmark::AddCustomContext("sm_count", std::to_string(real.sm_count));
+    benchmark::AddCustomContext("l2_bytes", std::to_string(real.l2_bytes));
+    benchmark::AddCustomContext("global_memory_bytes", std::to_string(real.global_bytes));
+    const std::string profile = cudalab::device_profile_env();
+    if (!profile.empty()) {
+      // The launches were sized for this GPU (cudalab/device.cuh); the figures above are the real device's.
+      benchmark::AddCustomContext("device_profile", cudalab::device_limits().profile);
+    }
     benchmark::AddCustomContext("cuda_runtime", std::to_string(runtime));
     benchmark::AddCustomContext("cuda_driver", std::to_string(driver));
   } else {

@@ -2,7 +2,10 @@
 // shared-memory counters while they fit in 48 KiB (up to 12,288 bins, as in
 // 1.11), above that 16-bit counters packed two to a 32-bit word (65,536 bins
 // in 128 KiB), whose wraps spill 65,536 to the global histogram, with runs of
-// equal bins added by one atomic.
+// equal bins added by one atomic. On a GPU whose opt-in shared memory per
+// block holds fewer packed bins (99 KiB: 50,688 bins; a T4's 64 KiB: 32,768),
+// the launcher counts the bins in windows that fit, one pass over the samples
+// per window.
 // Lesson: chapters/01-reduce-scan-histogram/lesson/histogram.md, "1.12".
 // Grade:  tools/grade 1.12      Hints: tools/grade --hint 1.12
 #include <algorithm>
@@ -48,15 +51,30 @@ __device__ __forceinline__ void add_packed(unsigned int* words, int b, unsigned 
   // END SOLUTION
 }
 
+// The bins [first, first + count) of `all`, renumbered from 0; every other
+// sample maps to -1 (not counted). A launch with it counts one window of the
+// histogram into histogram + first.
+struct BinWindow {
+  EvenBins all;
+  int first;
+  int count;
+  __device__ __forceinline__ int operator()(int sample) const {
+    const int b = all(sample);
+    return static_cast<unsigned>(b - first) < static_cast<unsigned>(count) ? b - first : -1;
+  }
+  __host__ __device__ int bins() const { return count; }
+};
+
 // kPacked = false: counters[b] is bin b's 32-bit counter (num_bins words).
 // kPacked = true:  bin b is half b % 2 of counters[b / 2] ((num_bins + 1) / 2
 // words). The launcher sizes the dynamic shared memory. detail::for_each_sample
 // (samples, n, f) calls f(sample) for each sample this thread owns in the
-// grid-wide walk.
-template <bool kPacked>
+// grid-wide walk. Bins: EvenBins, or a BinWindow of it where the whole
+// histogram does not fit the device's shared memory.
+template <bool kPacked, class Bins = EvenBins>
 __global__ void __launch_bounds__(kPacked ? 1024 : 512)
     histogram_packed_privatized_kernel(const int* __restrict__ samples, std::size_t n,
-                                       unsigned int* histogram, EvenBins bins) {
+                                       unsigned int* histogram, Bins bins) {
   extern __shared__ unsigned int counters[];
   const int num_bins = bins.bins();
   const int words = kPacked ? (num_bins + 1) / 2 : num_bins;
@@ -105,22 +123,17 @@ __global__ void __launch_bounds__(kPacked ? 1024 : 512)
   // END SOLUTION
 }
 
-template <bool kPacked>
-void launch(const int* samples, std::size_t n, unsigned int* histogram, EvenBins bins,
-            cudaStream_t stream) {
+template <bool kPacked, class Bins>
+void launch(const int* samples, std::size_t n, unsigned int* histogram, Bins bins, cudaStream_t stream) {
   constexpr int block = kPacked ? 1024 : 512;
   const int words = kPacked ? (bins.bins() + 1) / 2 : bins.bins();
   const std::size_t shared_bytes = static_cast<std::size_t>(words) * sizeof(unsigned);
-  const auto kernel = histogram_packed_privatized_kernel<kPacked>;
-  if (shared_bytes > 48 * 1024) {  // above the default limit: opt in (sm_70 and later)
-    CUDALAB_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(shared_bytes)));
-  }
+  const auto kernel = histogram_packed_privatized_kernel<kPacked, Bins>;
+  set_dynamic_shared(kernel, shared_bytes);  // above 48 KiB: opt in, within the device's limit
   // One wave of as many blocks as fit on the GPU at once; fewer for small n
   // (each thread should get at least one 16-byte vector).
-  int per_sm = 0;
-  CUDALAB_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, shared_bytes));
-  const std::size_t wave = static_cast<std::size_t>(sm_count()) * std::max(per_sm, 1);
+  const int per_sm = resident_blocks_per_sm(kernel, block, shared_bytes);
+  const std::size_t wave = static_cast<std::size_t>(sm_count()) * static_cast<std::size_t>(per_sm);
   const std::size_t needed = (n + 4 * block - 1) / (4 * block);
   const auto blocks = static_cast<unsigned>(std::min(wave, needed));
   kernel<<<blocks, block, shared_bytes, stream>>>(samples, n, histogram, bins);
@@ -137,10 +150,21 @@ void histogram_packed_privatized(const int* samples, std::size_t n, unsigned int
                                 stream));  // overwrite: all counts start at 0, also for n = 0
   if (n == 0) return;
   const EvenBins bins(num_bins, lower, upper);
+  // Packed bins per block on this device: 2 per 32-bit word of its opt-in
+  // shared memory per block (65,536 and more from the A100 on: one launch).
+  const auto fit = static_cast<int>(std::min<std::size_t>(device_limits().shared_per_block_optin / sizeof(unsigned) * 2,
+                                                          static_cast<std::size_t>(packed_privatized_max_bins)));
   if (num_bins <= kWideMaxBins) {
     launch<false>(samples, n, histogram, bins, stream);
-  } else {
+  } else if (num_bins <= fit) {
     launch<true>(samples, n, histogram, bins, stream);
+  } else {
+    // Windows of `fit` bins (an even number: a window never splits a word's
+    // two halves, so a wrap's carry stays inside it), one pass each.
+    for (int first = 0; first < num_bins; first += fit) {
+      const BinWindow window{bins, first, std::min(fit, num_bins - first)};
+      launch<true>(samples, n, histogram + first, window, stream);
+    }
   }
 }
 

@@ -58,10 +58,8 @@ void histogram_shared_privatized(const int* samples, std::size_t n, unsigned int
   const std::size_t shared_bytes = static_cast<std::size_t>(num_bins) * sizeof(unsigned);
   // One wave of as many blocks as fit on the GPU at once; fewer for small n
   // (each thread should get at least one 16-byte vector).
-  int per_sm = 0;
-  CUDALAB_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &per_sm, histogram_shared_privatized_kernel, kBlock, shared_bytes));
-  const std::size_t wave = static_cast<std::size_t>(sm_count()) * std::max(per_sm, 1);
+  const int per_sm = resident_blocks_per_sm(histogram_shared_privatized_kernel, kBlock, shared_bytes);
+  const std::size_t wave = static_cast<std::size_t>(sm_count()) * static_cast<std::size_t>(per_sm);
   const std::size_t needed = (n + 4 * kBlock - 1) / (4 * kBlock);
   const auto blocks = static_cast<unsigned>(std::min(wave, needed));
   histogram_shared_privatized_kernel<<<blocks, kBlock, shared_bytes, stream>>>(

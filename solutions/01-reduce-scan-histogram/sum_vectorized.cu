@@ -102,13 +102,13 @@ void launch(const T* in, std::size_t n, Acc* out, cudaStream_t stream) {
   const std::size_t head = std::min(n, ((16 - address % 16) % 16) / sizeof(T));
   const std::size_t vecs = (n - head) / 4;
   // One wave of blocks fills every SM; more would only add atomics.
-  const std::size_t full_wave = static_cast<std::size_t>(sm_count()) * (2048 / kBlock);
+  const std::size_t full_wave = full_wave_blocks(kBlock);
   const std::size_t needed = std::max<std::size_t>(1, (vecs + kBlock - 1) / kBlock);
   const auto blocks = static_cast<unsigned>(std::min(full_wave, needed));
   // STARTER:
   // // TODO(1.4): head = number of elements before the first 16-byte aligned
   // // address (at most 3, at most n); vecs = whole 4-element vectors after it;
-  // // blocks = enough to fill the GPU once (cudalab::sm_count()), fewer for small n.
+  // // blocks = enough to fill the GPU once (cudalab::full_wave_blocks), fewer for small n.
   // const std::size_t head = 0, vecs = 0;
   // const unsigned blocks = 1;
   // END SOLUTION

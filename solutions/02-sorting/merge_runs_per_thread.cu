@@ -5,6 +5,7 @@
 // Grade:  tools/grade 2.4      Hints: tools/grade --hint 2.4
 #include <cstddef>
 
+#include "cudalab/device.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/sort.cuh"
 
@@ -13,7 +14,27 @@ namespace {
 
 constexpr unsigned kBlock = 128;        // merges (threads) per block at most
 constexpr unsigned kStageKeys = 4096;   // keys staged in shared memory per block at most
-constexpr std::size_t kMaxStagedRun = kStageKeys / (2 * 32);  // 64: at least one warp of merges per block
+
+// Dynamic shared memory of a staged block of at most `stage_keys` keys: 2
+// arrays (4 with values) of the keys and one padding slot per thread.
+template <bool kPairs>
+constexpr std::size_t staged_bytes(std::size_t stage_keys) {
+  return (kPairs ? 4 : 2) * (stage_keys + kBlock) * sizeof(int);
+}
+
+// Keys staged per block on this device: kStageKeys where its opt-in shared
+// memory per block holds them (33 KiB for keys; 66 KiB for pairs: every GPU
+// from the A100 and the RTX 3090 on), else half as many until they fit (a
+// T4's 64 KiB: 2048 keys, 34 KiB). Runs up to stage_keys / 64 keys are
+// staged (at least one warp of merges per block): 64 keys, or 32 on a T4
+// for pairs, where longer runs take the global kernel.
+template <bool kPairs>
+std::size_t stage_keys() {
+  const std::size_t optin = device_limits().shared_per_block_optin;
+  std::size_t keys = kStageKeys;
+  while (keys > 2 * 32 && staged_bytes<kPairs>(keys) > optin) keys /= 2;
+  return keys;
+}
 
 // Merges the sorted lists ka[0, a_count) and kb[0, b_count) into
 // ko[0, a_count + b_count), stably (on equal keys a's key first); with
@@ -53,7 +74,7 @@ __device__ __forceinline__ void merge_pair(const int* ka, const int* va, unsigne
   // END SOLUTION
 }
 
-// The naive mapping, for runs longer than kMaxStagedRun: thread p merges
+// The naive mapping, for runs longer than stage_keys() / 64: thread p merges
 // runs 2p and 2p + 1 straight from global memory. A warp's 32 threads read
 // 32 addresses 2 · run keys apart: every load touches 32 cache lines.
 template <bool kPairs>
@@ -169,13 +190,13 @@ void launch(const int* keys_in, const int* values_in, std::size_t n, int* keys_o
             std::size_t run, cudaStream_t stream) {
   if (n == 0) return;
   if (run > n) run = n;  // one run: the merge is a copy
-  if (run <= kMaxStagedRun) {
-    const auto threads = static_cast<unsigned>(kStageKeys / (2 * run) < kBlock ? kStageKeys / (2 * run) : kBlock);
+  const std::size_t stage = stage_keys<kPairs>();
+  if (run <= stage / (2 * 32)) {
+    const auto threads = static_cast<unsigned>(stage / (2 * run) < kBlock ? stage / (2 * run) : kBlock);
     const std::size_t e = threads * 2 * run;
     const auto blocks = static_cast<unsigned>((n + e - 1) / e);
     const std::size_t smem = (kPairs ? 4 : 2) * (e + threads) * sizeof(int);  // above 48 KiB for pairs
-    CUDALAB_CHECK(cudaFuncSetAttribute(merge_staged_kernel<kPairs>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(smem)));
+    set_dynamic_shared(merge_staged_kernel<kPairs>, smem);
     merge_staged_kernel<kPairs><<<blocks, threads, smem, stream>>>(keys_in, values_in, n, keys_out, values_out,
                                                                    static_cast<unsigned>(run));
   } else {

@@ -54,7 +54,7 @@ void launch(const T* in, std::size_t n, Acc* out, cudaStream_t stream) {
   if (n == 0) return;
   // TODO(1.4): head = number of elements before the first 16-byte aligned
   // address (at most 3, at most n); vecs = whole 4-element vectors after it;
-  // blocks = enough to fill the GPU once (cudalab::sm_count()), fewer for small n.
+  // blocks = enough to fill the GPU once (cudalab::full_wave_blocks), fewer for small n.
   const std::size_t head = 0, vecs = 0;
   const unsigned blocks = 1;
   sum_vectorized_kernel<<<blocks, kBlock, 0, stream>>>(in, n, head, vecs, out);

@@ -1,5 +1,6 @@
 // Exercise 2.7: stable merge sort of any n, keys or key-value pairs:
-// block-local sorts of tiles of 17408 keys, then merge-path passes.
+// block-local sorts of tiles of 17408 keys (fewer where the GPU has less
+// shared memory per block), then merge-path passes.
 // Lesson: chapters/02-sorting/README.md, "2.7".
 // Grade:  tools/grade 2.7      Hints: tools/grade --hint 2.7
 #include <cooperative_groups.h>
@@ -8,6 +9,7 @@
 #include <cstddef>
 
 #include "cudalab/async_buffer.cuh"
+#include "cudalab/device.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/sort.cuh"
 
@@ -17,10 +19,15 @@ namespace {
 namespace cg = cooperative_groups;
 
 constexpr unsigned kItems = 17;                          // keys per thread (odd: no bank conflicts)
-constexpr unsigned kSortThreads = 1024;                  // a power of two: the block sort doubles runs up to it
-constexpr unsigned kSortTile = kSortThreads * kItems;    // keys per block sort: 17408
 constexpr unsigned kMergeThreads = 256;
-constexpr unsigned kMergeTile = kMergeThreads * kItems;  // outputs per merge block: 4352 = kSortTile / 4
+constexpr unsigned kMergeTile = kMergeThreads * kItems;  // outputs per merge block: 4352
+// The block sort's threads (a power of two: it doubles runs up to them) are
+// a template parameter, chosen per device from its opt-in shared memory per
+// block (sort_threads): 1024 (tiles of 17408 keys) where the tile fits, as
+// on the H100, the A100 and the B200; 512 (8704) or 256 (4352 = kMergeTile)
+// on GPUs with 99 KiB (RTX 3090, 4090, 5090, L4) or 64 KiB (T4).
+constexpr unsigned kMaxSortThreads = 1024;
+constexpr unsigned kMinSortThreads = kMergeThreads;  // a tile is at least one merge tile
 // Merge blocks per SM that the registers must allow: 5 x 256 threads leave
 // 51 registers a thread (ptxas would take 61, and fit only 4 blocks). An SM
 // of Turing (sm_75) holds at most 1024 threads, so there 4 is the most that
@@ -40,7 +47,6 @@ constexpr unsigned kPartitionThreads = 128;
 // more than they save (measured: 0.96 -> 0.91 of CUB at 2^28 keys).
 constexpr std::size_t kWideSearchTiles = 8192;
 constexpr unsigned kSearchLanes = 8;
-static_assert(kSortTile % kMergeTile == 0, "every run (a multiple of kSortTile) is whole merge tiles");
 static_assert(kPartitionThreads % kSearchLanes == 0, "a search group never straddles two blocks");
 
 // ---- Given: the merge pass of exercise 2.6, tuned (2.6 is where you write one). ----
@@ -274,16 +280,19 @@ __device__ __forceinline__ void swap_ints(int& a, int& b) {
   b = t;
 }
 
-// Block b sorts tile b (keys [b * kSortTile, min(n, (b + 1) * kSortTile)))
+// Block b of kSortThreads threads sorts tile b (keys [b * kSortTile,
+// min(n, (b + 1) * kSortTile)), kSortTile = kSortThreads * kItems)
 // stably: padded with INT_MAX (values 0) to kSortTile keys, each thread sorts
 // its kItems consecutive keys in registers, then runs of kItems,
 // 2 kItems, ..., kSortTile / 2 keys are merged pairwise in shared memory,
 // every thread producing kItems outputs found by a merge-path search.
 // Shared memory (dynamic): kSortTile + 1 keys, then as many values for pairs.
-template <bool kPairs>
+template <bool kPairs, unsigned kSortThreads>
 __global__ void __launch_bounds__(kSortThreads)
     block_sort_kernel(const int* keys_in, const int* values_in, std::size_t n, int* keys_out,
                       int* values_out) {
+  constexpr unsigned kSortTile = kSortThreads * kItems;  // keys per block sort: 17408 with 1024 threads
+  static_assert(kSortTile % kMergeTile == 0, "every run (a multiple of kSortTile) is whole merge tiles");
   extern __shared__ int s_mem[];
   int* s_keys = s_mem;
   [[maybe_unused]] int* s_vals = s_mem + kSortTile + 1;
@@ -339,14 +348,47 @@ __global__ void __launch_bounds__(kSortThreads)
   }
 }
 
+// Dynamic shared memory of a block sort of `threads` threads: a tile of keys
+// and the slot past it, then as many values for pairs.
+template <bool kPairs>
+constexpr std::size_t sort_shared_bytes(unsigned threads) {
+  return (kPairs ? 2 : 1) * (static_cast<std::size_t>(threads) * kItems + 1) * sizeof(int);
+}
+
+// The block sort's threads on this device: the most, from kMaxSortThreads
+// down, whose tile fits its opt-in shared memory per block
+// (device_limits(), the profile's under CUDALAB_DEVICE_PROFILE). 1024 threads
+// take 68 KiB for keys and 136 KiB for pairs, 512 half and 256 a quarter of
+// that (34 KiB for pairs: within the 48 KiB every GPU gives).
+template <bool kPairs>
+unsigned sort_threads() {
+  const std::size_t optin = device_limits().shared_per_block_optin;
+  unsigned threads = kMaxSortThreads;
+  while (threads > kMinSortThreads && sort_shared_bytes<kPairs>(threads) > optin) threads /= 2;
+  return threads;
+}
+
+// Enqueues the block sort with kSortThreads threads per block.
+template <bool kPairs, unsigned kSortThreads>
+void block_sort(const int* keys_in, const int* values_in, std::size_t n, int* keys_out, int* values_out,
+                cudaStream_t stream) {
+  constexpr std::size_t smem = sort_shared_bytes<kPairs>(kSortThreads);  // 68 KiB, 136 KiB for pairs at 1024
+  constexpr std::size_t tile = static_cast<std::size_t>(kSortThreads) * kItems;
+  set_dynamic_shared(block_sort_kernel<kPairs, kSortThreads>, smem);
+  block_sort_kernel<kPairs, kSortThreads><<<static_cast<unsigned>((n + tile - 1) / tile), kSortThreads, smem,
+                                            stream>>>(keys_in, values_in, n, keys_out, values_out);
+  CUDALAB_CHECK_LAUNCH();
+}
+
 template <bool kPairs>
 void sort(const int* keys_in, const int* values_in, std::size_t n, int* keys_out, int* values_out,
           cudaStream_t stream) {
   if (n == 0) return;
-  const std::size_t sort_tiles = (n + kSortTile - 1) / kSortTile;
+  const unsigned threads = sort_threads<kPairs>();
+  const std::size_t sort_tile = static_cast<std::size_t>(threads) * kItems;  // 17408 keys on the H100
   const std::size_t tiles = (n + kMergeTile - 1) / kMergeTile;  // merge tiles
   int passes = 0;
-  for (std::size_t run = kSortTile; run < n; run *= 2) ++passes;
+  for (std::size_t run = sort_tile; run < n; run *= 2) ++passes;
   // Ping-pong between out and scratch; the block sort writes where an even
   // number of passes later lands in out. The pool keeps the scratch mapped
   // after the call (its release threshold is raised to it), as CUB's callers
@@ -358,23 +400,24 @@ void sort(const int* keys_in, const int* values_in, std::size_t n, int* keys_out
   AsyncBuffer<unsigned> splits(passes > 0 ? tiles : 0, stream);
   int* k_dst = passes % 2 == 0 ? keys_out : keys_tmp.data();
   int* v_dst = passes % 2 == 0 ? values_out : values_tmp.data();
-  const std::size_t smem = (kPairs ? 2 : 1) * (kSortTile + 1) * sizeof(int);  // 68 KiB, 136 KiB for pairs
-  CUDALAB_CHECK(cudaFuncSetAttribute(block_sort_kernel<kPairs>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     static_cast<int>(smem)));
-  block_sort_kernel<kPairs><<<static_cast<unsigned>(sort_tiles), kSortThreads, smem, stream>>>(
-      keys_in, values_in, n, k_dst, v_dst);
-  CUDALAB_CHECK_LAUNCH();
+  if (threads == 1024) {
+    block_sort<kPairs, 1024>(keys_in, values_in, n, k_dst, v_dst, stream);
+  } else if (threads == 512) {
+    block_sort<kPairs, 512>(keys_in, values_in, n, k_dst, v_dst, stream);
+  } else {
+    block_sort<kPairs, kMinSortThreads>(keys_in, values_in, n, k_dst, v_dst, stream);
+  }
   int* k_src = k_dst;
   int* v_src = v_dst;
-  // TODO(2.7): the merge passes: for run = kSortTile, 2 kSortTile, ... while
+  // TODO(2.7): the merge passes: for run = sort_tile, 2 sort_tile, ... while
   // run < n, find the splits of the pass's merge tiles with find_splits and
   // launch merge_kernel<kPairs> (one block of kMergeThreads per merge tile)
   // from (k_src, v_src) into the other buffer, then swap.
   (void)k_src;
   (void)v_src;
   if (passes < 0) {  // never: keeps the kernels referenced in the starter
-    find_splits(k_src, n, kSortTile, 2, 0, splits.data(), stream);
-    merge_kernel<kPairs><<<1, kMergeThreads, 0, stream>>>(k_src, v_src, n, k_dst, v_dst, kSortTile, 2,
+    find_splits(k_src, n, sort_tile, 2, 0, splits.data(), stream);
+    merge_kernel<kPairs><<<1, kMergeThreads, 0, stream>>>(k_src, v_src, n, k_dst, v_dst, sort_tile, 2,
                                                           splits.data());
   }
 }

@@ -5,6 +5,7 @@
 #include <climits>
 #include <string>
 
+#include "cudalab/device.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/heap.cuh"
 
@@ -65,9 +66,7 @@ void dijkstra_warp_heap(graph::CsrView graph, const vertex_t* sources, std::size
   detail::check_storage(f, storage, n_warps);
   if (targets != nullptr) require_pointer(f, "scratch", scratch, n_warps * n);
   const auto [warps, shared] = detail::heap_launch(storage.capacity_nodes, kMaxWarpsPerBlock);
-  if (shared > 48 * 1024)
-    CUDALAB_CHECK(cudaFuncSetAttribute(dijkstra_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(shared)));
+  set_dynamic_shared(dijkstra_kernel, shared);  // above 48 KiB: opt in, within the device's limit
   const auto blocks = static_cast<unsigned>((n_warps + warps - 1) / warps);
   dijkstra_kernel<<<blocks, 32 * warps, shared, stream>>>(graph, sources, n_sources, targets, n_targets, distances,
                                                           flags, storage, scratch, n_warps);

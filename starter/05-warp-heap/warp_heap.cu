@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "cudalab/device.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/heap.cuh"
 
@@ -142,9 +143,7 @@ void warp_heap(HeapStorageView storage, const HeapOp* ops, std::size_t ops_per_h
   detail::check_storage(f, storage, n_heaps);
   if (total == 0) return;
   const auto [warps, shared] = detail::heap_launch(storage.capacity_nodes, kMaxWarpsPerBlock);
-  if (shared > 48 * 1024)
-    CUDALAB_CHECK(cudaFuncSetAttribute(warp_heap_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(shared)));
+  set_dynamic_shared(warp_heap_kernel, shared);  // above 48 KiB: opt in, within the device's limit
   const auto blocks = static_cast<unsigned>((n_heaps + warps - 1) / warps);
   warp_heap_kernel<<<blocks, 32 * warps, shared, stream>>>(storage, ops, ops_per_heap, n_heaps, steps);
   CUDALAB_CHECK_LAUNCH();

@@ -41,11 +41,28 @@ std::string current_test_name() {
 class GpuEnvironment : public ::testing::Environment {
  public:
   void SetUp() override {
+    const std::string profile = cudalab::device_profile_env();
+    if (!profile.empty()) {
+      try {
+        (void)cudalab::device_profile(profile);
+      } catch (const cudalab::DeviceProfileError& e) {
+        std::fprintf(stderr, "cudalab: %s\n", e.what());
+        std::exit(2);
+      }
+    }
     g_device_count = cudalab::device_count();
     if (g_device_count > 0) {
       const cudaDeviceProp prop = cudalab::current_device_properties();
-      std::printf("cudalab: device 0 of %d: %s (sm_%d%d, %d SMs)\n", g_device_count, prop.name,
-                  prop.major, prop.minor, prop.multiProcessorCount);
+      const cudalab::DeviceLimits real = cudalab::real_device_limits();
+      std::printf("cudalab: device 0 of %d: %s (sm_%d%d, %d SMs)\n", g_device_count, prop.name, real.cc_major,
+                  real.cc_minor, real.sm_count);
+      if (!profile.empty()) {
+        const cudalab::DeviceLimits l = cudalab::device_limits();
+        std::printf("cudalab: CUDALAB_DEVICE_PROFILE=%s: %d SMs, %zu bytes of shared memory per block (opt-in), "
+                    "%zu per SM, %d threads and %d blocks per SM, %zu bytes of L2\n",
+                    l.profile, l.sm_count, l.shared_per_block_optin, l.shared_per_sm, l.max_threads_per_sm,
+                    l.max_blocks_per_sm, l.l2_bytes);
+      }
     } else {
       std::printf("cudalab: no CUDA device; GPU tests %s\n",
                   gpu_required() ? "FAIL (CUDALAB_REQUIRE_GPU=1)" : "are skipped");

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "cudalab/device.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/test/remote.hpp"
 #include "remote_common.hpp"
@@ -40,6 +41,41 @@ bool device_to_host(const void* dst, const void* src, cudaMemcpyKind kind) {
 }
 void count(const void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
   if (device_to_host(dst, src, kind)) g_d2h_bytes += bytes;
+}
+
+// The launch check. Under CUDALAB_DEVICE_PROFILE every kernel the student's
+// code launches (<<<>>>, cudaLaunchKernel, cudaLaunchKernelEx,
+// cudaLaunchCooperativeKernel: wrapped with -Wl,--wrap) must fit the
+// profile's limits: static + dynamic shared memory per block within its
+// opt-in limit, threads per block within its limit. A launch that does not
+// is not made; the call then fails with the first such launch's
+// description (cudalab::DeviceLimitError), as the same code would on that GPU.
+bool g_profiled = false;            // a profile is set (and the runner has a device)
+cudalab::DeviceLimits g_limits{};   // its limits, read once at start
+std::string g_refused;              // the first refused launch of the current call
+
+bool launch_fits(const void* func, dim3 block, std::size_t dynamic_shared) {
+  if (!g_profiled) return true;
+  cudaFuncAttributes attr{};
+  if (cudaFuncGetAttributes(&attr, func) != cudaSuccess) {
+    cudaGetLastError();
+    attr.sharedSizeBytes = 0;
+  }
+  const char* name = nullptr;
+  if (cudaFuncGetName(&name, func) != cudaSuccess || name == nullptr) {
+    cudaGetLastError();
+    name = "a kernel";
+  }
+  try {
+    const std::string what = std::string("the launch of ") + name;
+    cudalab::check_launch_fits(g_limits, what.c_str(),
+                               static_cast<unsigned long long>(block.x) * block.y * block.z,
+                               attr.sharedSizeBytes, dynamic_shared);
+  } catch (const cudalab::DeviceLimitError& e) {
+    if (g_refused.empty()) g_refused = e.what();
+    return false;
+  }
+  return true;
 }
 }  // namespace
 
@@ -95,6 +131,41 @@ cudaError_t __wrap_cudaMemcpy3DAsync(const cudaMemcpy3DParms* p, cudaStream_t s)
   count3d(p);
   return __real_cudaMemcpy3DAsync(p, s);
 }
+cudaError_t __real_cudaLaunchKernel(const void*, dim3, dim3, void**, size_t, cudaStream_t);
+cudaError_t __wrap_cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, size_t shared,
+                                    cudaStream_t s) {
+  if (!launch_fits(func, block, shared)) return cudaErrorInvalidConfiguration;
+  return __real_cudaLaunchKernel(func, grid, block, args, shared, s);
+}
+cudaError_t __real_cudaLaunchCooperativeKernel(const void*, dim3, dim3, void**, size_t, cudaStream_t);
+cudaError_t __wrap_cudaLaunchCooperativeKernel(const void* func, dim3 grid, dim3 block, void** args, size_t shared,
+                                               cudaStream_t s) {
+  if (!launch_fits(func, block, shared)) return cudaErrorInvalidConfiguration;
+  return __real_cudaLaunchCooperativeKernel(func, grid, block, args, shared, s);
+}
+cudaError_t __real_cudaLaunchKernelExC(const cudaLaunchConfig_t*, const void*, void**);
+cudaError_t __wrap_cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* func, void** args) {
+  if (config != nullptr && !launch_fits(func, config->blockDim, config->dynamicSmemBytes)) {
+    return cudaErrorInvalidConfiguration;
+  }
+  return __real_cudaLaunchKernelExC(config, func, args);
+}
+#if CUDART_VERSION >= 13000
+// What <<<>>> calls since CUDA 13 (crt/host_runtime.h): the kernel as a
+// cudaKernel_t, which cudaFuncGetAttributes and cudaFuncGetName accept.
+cudaError_t __real___cudaLaunchKernel(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t);
+cudaError_t __wrap___cudaLaunchKernel(cudaKernel_t k, dim3 grid, dim3 block, void** args, size_t shared,
+                                      cudaStream_t s) {
+  if (!launch_fits(reinterpret_cast<const void*>(k), block, shared)) return cudaErrorInvalidConfiguration;
+  return __real___cudaLaunchKernel(k, grid, block, args, shared, s);
+}
+cudaError_t __real___cudaLaunchKernel_ptsz(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t);
+cudaError_t __wrap___cudaLaunchKernel_ptsz(cudaKernel_t k, dim3 grid, dim3 block, void** args, size_t shared,
+                                           cudaStream_t s) {
+  if (!launch_fits(reinterpret_cast<const void*>(k), block, shared)) return cudaErrorInvalidConfiguration;
+  return __real___cudaLaunchKernel_ptsz(k, grid, block, args, shared, s);
+}
+#endif
 cudaError_t __wrap_cudaMallocHost(void**, size_t) { return cudaErrorNotPermitted; }
 cudaError_t __wrap_cudaHostAlloc(void**, size_t, unsigned int) { return cudaErrorNotPermitted; }
 cudaError_t __wrap_cudaHostRegister(void*, size_t, unsigned int) { return cudaErrorNotPermitted; }
@@ -182,6 +253,15 @@ int serve_loop(int sock, CUdeviceptr base, std::size_t size) {
     ready(sock, false, e.what());
     return 3;
   }
+  if (size != 0 && !cudalab::device_profile_env().empty()) {
+    try {  // the launch check's limits (an unknown profile: the checker says which are known)
+      g_limits = cudalab::device_limits();
+      g_profiled = true;
+    } catch (const std::exception& e) {
+      ready(sock, false, e.what());
+      return 3;
+    }
+  }
   g_infra = false;  // from here on, only the student's code calls the CUDA runtime
   if (!ready(sock, true, "", base)) return 1;
   cudaStream_t stream = nullptr;
@@ -243,10 +323,13 @@ int serve_loop(int sock, CUdeviceptr base, std::size_t size) {
     wire::Status status = wire::kOk;
     std::string type, what;
     g_d2h_bytes = 0;
+    g_refused.clear();
     try {
       result = it->second(ar, stream, &result_bytes);
     } catch (const cudalab::CudaError& e) {
       status = wire::kThrew, type = "cudalab::CudaError", what = e.what();
+    } catch (const cudalab::DeviceLimitError& e) {
+      status = wire::kThrew, type = "cudalab::DeviceLimitError", what = e.what();
     } catch (const std::invalid_argument& e) {
       status = wire::kThrew, type = "std::invalid_argument", what = e.what();
     } catch (const std::out_of_range& e) {
@@ -276,6 +359,10 @@ int serve_loop(int sock, CUdeviceptr base, std::size_t size) {
     if (err != cudaSuccess) {
       reply(sock, wire::kCudaFault, "", std::string(cudaGetErrorName(err)) + " (" + cudaGetErrorString(err) + ")");
       return 2;  // the context is unusable: the checker starts a new runner
+    }
+    if (!g_refused.empty()) {  // a launch beyond the profile was not made: the call did not happen as written
+      status = wire::kThrew, type = "cudalab::DeviceLimitError", what = g_refused;
+      result_bytes = 0;
     }
     if (!reply(sock, status, type, what, result, result_bytes)) return 1;
   }

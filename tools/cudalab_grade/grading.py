@@ -28,6 +28,11 @@ PIDS_MAX = 1024  # processes (threads included) of one program in its cgroup
 QUICK_TOOLS = ("memcheck", "racecheck")
 QUICK_MAX_N = "70000"
 QUICK_LIMIT = 90.0
+# The device profiles of chapters/common/include/cudalab/device.cuh: with
+# CUDALAB_DEVICE_PROFILE=<name> the course sizes its launches for that GPU and the
+# runner refuses a launch beyond its limits (tools/grade --device-profile sets it).
+DEVICE_PROFILES = ("t4", "rtx3090", "rtx4090", "l4", "rtx5090", "a100", "h100", "b200")
+PROFILE_ENV = "CUDALAB_DEVICE_PROFILE"
 
 
 @dataclass
@@ -88,6 +93,12 @@ class Options:
         prefix = self.runner_prefix + (tool or [])
         env = {"CUDALAB_RUNNER": str(self.exe(ex.runner_target(self.implementation)).resolve()),
                "CUDALAB_RUNNER_LOG": str(log)}
+        # The device profile reaches the checker and, through it, the runner (the
+        # sandbox keeps CUDALAB_* variables): named here so that it does even where
+        # a caller builds the environment from extra_env alone.
+        profile = self.extra_env.get(PROFILE_ENV, os.environ.get(PROFILE_ENV, ""))
+        if profile:
+            env[PROFILE_ENV] = profile
         if prefix:
             env["CUDALAB_RUNNER_PREFIX"] = json.dumps(prefix)
         return env

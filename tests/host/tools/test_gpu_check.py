@@ -172,7 +172,9 @@ class StateTest(unittest.TestCase):
 
     def test_parse_steps(self):
         self.assertEqual(gc.parse_steps("bench,build"), ["build", "bench"])
-        self.assertEqual(gc.parse_steps("build,test,grade,redteam,sanitize,bench,portability"), list(gc.STEPS))
+        self.assertEqual(gc.parse_steps("build,test,profiles,grade,redteam,sanitize,bench,portability"),
+                         list(gc.STEPS))
+        self.assertEqual(gc.parse_steps("grade,profiles,test"), ["test", "profiles", "grade"])
         self.assertEqual(gc.parse_steps("portability,test"), ["test", "portability"])
         with self.assertRaises(ValueError):
             gc.parse_steps("build,deploy")
@@ -473,6 +475,95 @@ print("========= ERROR SUMMARY: 0 errors")
             rep = json.loads((d / "out" / "report.json").read_text())
             self.assertEqual((rep["mode"], rep["starter_only"]), ("full", None))
             self.assertNotIn("Mode: starter only", (d / "out" / "report.md").read_text())
+
+    def test_parse_profiles(self):
+        self.assertEqual(gc.parse_profiles("h100,t4"), ["t4", "h100"])  # the table's order
+        self.assertEqual(gc.parse_profiles(" T4 , a100 "), ["t4", "a100"])
+        self.assertEqual(gc.parse_profiles("all"), list(gc.DEVICE_PROFILES))
+        self.assertEqual(gc.parse_profiles(",".join(gc.DEFAULT_PROFILES)), ["t4", "h100"])
+        for bad in ("v100", "t4,h200", "", "all,t4"):
+            with self.assertRaises(ValueError):
+                gc.parse_profiles(bad)
+
+    def test_device_profiles_match_device_cuh(self):
+        text = (ROOT / "chapters" / "common" / "include" / "cudalab" / "device.cuh").read_text()
+        import re
+        names = re.findall(r'^\s*\{"([a-z0-9]+)", "NVIDIA', text, re.M)
+        self.assertEqual(sorted(names), sorted(gc.DEVICE_PROFILES))
+
+    def test_evaluate_profile_solutions(self):
+        good = gc.evaluate_profile_solutions(grade_json([
+            dict(ex("2.7", "passed", 10, 0, 15), correctness_max_points=10),
+            dict(ex("2.4", "passed", 5, 0, 5), correctness_max_points=5)]))
+        self.assertTrue(good["passed"])
+        self.assertEqual((good["points"], good["max_points"]), (15, 15))
+        bad = gc.evaluate_profile_solutions(grade_json([
+            dict(ex("2.7", "failed", 0, 0, 15, "DeviceLimitError: the launch of block_sort_kernel"),
+                 correctness_max_points=10),
+            ex("2.4", "passed", 5, 0, 5)]))
+        self.assertFalse(bad["passed"])
+        self.assertEqual((bad["points"], bad["max_points"]), (5, 15))
+        self.assertIn("DeviceLimitError", bad["problems"][0])
+
+    def test_profiles_table_and_report(self):
+        per = {"t4": {"passed": True, "counts": {"passed": 40, "total": 40},
+                      "solutions": {"points": 100, "max_points": 100}, "starter": {"points": 0}},
+               "h100": {"passed": False, "counts": None, "solutions": {}, "starter": {"points": 0}}}
+        lines = gc.profiles_table(per)
+        self.assertEqual(lines[2], "| t4 | 40/40 | 100/100 | 0 | ok |")
+        self.assertEqual(lines[3], "| h100 | — | error | 0 | FAILED |")
+        rec = {"step": "profiles", "status": "passed", "seconds": 1.0, "summary": "1/1 profiles clean (t4)",
+               "messages": [], "details": {"per_profile": {"t4": per["t4"]}}}
+        rep = gc.report_json({"steps": {"profiles": rec}}, {"gpus": ["H100"]}, "abc", ["profiles"], "now")
+        md = gc.report_markdown(rep, Path("/nonexistent"))
+        self.assertIn("## profiles: passed", md)
+        self.assertIn("| t4 | 40/40 | 100/100 | 0 | ok |", md)
+
+    def test_profiles_step_without_gpu(self):
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            ctx = gc.Context(ROOT, d / "b", 1, "abc", None)
+            rec = {"status": "failed", "summary": "", "messages": [], "details": {}}
+            gc.step_profiles(ctx, rec, lambda: None, {"gpu_present": False})
+            self.assertEqual(rec["status"], "failed")
+            self.assertEqual(rec["details"]["profiles"], list(gc.DEFAULT_PROFILES))
+            self.assertIn(gc.NO_DEVICE, rec["summary"])
+
+    def test_profiles_step_sets_the_profile_for_tests_and_grader(self):
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            (d / "b").mkdir()
+            (d / "b" / "CTestTestfile.cmake").write_text("")
+            ctx = gc.Context(ROOT, d / "b", 1, "abc", None)
+            ctx.profiles = ["t4"]
+            calls = []
+
+            def fake_run(ctx_, argv, log, env=None, timeout=None):
+                calls.append((argv, (env or {}).get("CUDALAB_DEVICE_PROFILE")))
+                if argv[0] == "ctest":
+                    Path(argv[argv.index("--output-junit") + 1]).write_text(JUNIT.replace(
+                        'failures="1"', 'failures="0"'))
+                    return 0, "", 1.0
+                out = Path(argv[argv.index("--json") + 1])
+                solutions = "--solutions" in argv
+                out.write_text(json.dumps(grade_json([ex("2.7", "passed" if solutions else "failed",
+                                                         10 if solutions else 0, 0, 10)])))
+                return (0 if solutions else 1), "", 1.0
+            rec = {"status": "failed", "summary": "", "messages": [], "details": {}}
+            with mock.patch.object(gc, "run", fake_run):
+                gc.step_profiles(ctx, rec, lambda: None, {"gpu_present": True})
+            self.assertEqual([c[1] for c in calls], ["t4", "t4", "t4"])
+            self.assertIn("-E", calls[0][0])  # the host tests need no profile
+            self.assertIn("--fast", calls[1][0])
+            self.assertIn("--solutions", calls[1][0])
+            self.assertNotIn("--solutions", calls[2][0])
+            self.assertEqual(rec["details"]["per_profile"]["t4"]["solutions"]["points"], 10)
+            self.assertEqual(rec["details"]["per_profile"]["t4"]["starter"]["points"], 0)
+
+    def test_bad_profile_is_a_usage_error(self):
+        with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as cm:
+            gc.main(["--out", "/nonexistent/x", "--steps", "profiles", "--profiles", "v100"])
+        self.assertEqual(cm.exception.code, 2)
 
     def test_bad_step_is_a_usage_error(self):
         with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as cm:

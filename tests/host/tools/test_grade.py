@@ -527,6 +527,33 @@ class CheckerRunnerTest(GradeTestCase):
         self.assertEqual(json.loads(run["prefix"]), prefix)
 
 
+class DeviceProfileTest(unittest.TestCase):
+    """CUDALAB_DEVICE_PROFILE (cudalab/device.cuh) reaches the runner; --device-profile sets it."""
+
+    def test_profiles_match_device_cuh(self):
+        from cudalab_grade import grading
+        text = (REPO / "chapters" / "common" / "include" / "cudalab" / "device.cuh").read_text()
+        names = re.findall(r'^\s*\{"([a-z0-9]+)", "NVIDIA', text, re.M)
+        self.assertEqual(sorted(names), sorted(grading.DEVICE_PROFILES))
+
+    def test_runner_env_carries_the_profile(self):
+        from cudalab_grade import grading
+        ex = next(e for c in load_all(REPO) for e in c.exercises if e.id == "2.7")
+        opts = grading.Options(root=REPO, build_dir=REPO / "build" / "x")
+        with mock.patch.dict(os.environ, {"CUDALAB_DEVICE_PROFILE": "t4"}):
+            self.assertEqual(opts.runner_env(ex, Path("/tmp/log"))["CUDALAB_DEVICE_PROFILE"], "t4")
+        with mock.patch.dict(os.environ, {}, clear=False):
+            os.environ.pop("CUDALAB_DEVICE_PROFILE", None)
+            self.assertNotIn("CUDALAB_DEVICE_PROFILE", opts.runner_env(ex, Path("/tmp/log")))
+            opts.extra_env = {"CUDALAB_DEVICE_PROFILE": "rtx3090"}
+            self.assertEqual(opts.runner_env(ex, Path("/tmp/log"))["CUDALAB_DEVICE_PROFILE"], "rtx3090")
+
+    def test_device_profile_option(self):
+        self.assertEqual(grade_cli.parse_args(["--device-profile", "t4", "2.7"]).device_profile, "t4")
+        with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit):
+            grade_cli.parse_args(["--device-profile", "v100", "2.7"])
+
+
 class BuildTest(GradeTestCase):
     def test_builds_only_needed_targets_and_reports_compile_errors(self):
         self.tree.build_output.write_text(

@@ -73,8 +73,10 @@ inline constexpr int shared_privatized_max_bins = 12288;
 
 /// @brief The most bins histogram_packed_privatized accepts: 65,536 16-bit
 ///        counters in 128 KiB of shared memory per block (data-center GPUs
-///        from sm_80 on: A100 offers 163 KiB, H100 227 KiB; on a GPU with
-///        less, more than 24,576 bins fail with cudalab::CudaError at launch).
+///        from sm_80 on: A100 offers 163 KiB, H100 227 KiB). On a GPU with
+///        less opt-in shared memory per block (cudalab::device_limits(): 99 KiB
+///        on the RTX 3090, 4090, 5090 and L4, 64 KiB on the T4) the reference
+///        counts the bins in windows that fit, one pass over the samples each.
 inline constexpr int packed_privatized_max_bins = 65536;
 
 /// @brief The sample-to-bin mapping of `cub::DeviceHistogram::HistogramEven`

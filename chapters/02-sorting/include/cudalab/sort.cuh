@@ -261,7 +261,11 @@ void merge_runs_merge_path(const int* keys_in, const int* values_in, std::size_t
 /// tiles (n below about 35.7 million), each split is found by 8 lanes in a
 /// 9-ary search, above that by one thread in a binary search. Stable: equal
 /// keys keep their input order. The block sort uses 68 KiB of shared memory
-/// per block, 136 KiB for pairs (opted in with cudaFuncSetAttribute). The
+/// per block, 136 KiB for pairs (opted in with cudaFuncSetAttribute); on a
+/// GPU whose opt-in shared memory per block is smaller
+/// (cudalab::device_limits(): 99 KiB on the RTX 3090, 4090, 5090 and L4,
+/// 64 KiB on the T4) it sorts tiles of 512 × 17 = 8704 or 256 × 17 = 4352
+/// keys instead, with one or two more merge passes. The
 /// scratch (n keys, n values for pairs) comes from the device's
 /// stream-ordered memory pool, whose release threshold the call raises above
 /// it: the memory stays reserved for the next call instead of being mapped

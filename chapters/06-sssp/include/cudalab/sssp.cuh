@@ -259,7 +259,7 @@ inline void check_sssp_arguments(const char* fn, const EllView& g, vertex_t sour
 /// Blocks of `block` threads for a grid-stride loop over `count` items: at
 /// most enough to fill the GPU once, at least one.
 inline unsigned grid_for(std::size_t count, int block) {
-  const std::size_t wave = static_cast<std::size_t>(sm_count()) * static_cast<std::size_t>(2048 / block);
+  const std::size_t wave = full_wave_blocks(block);
   return static_cast<unsigned>(std::max<std::size_t>(1, std::min(wave, (count + block - 1) / block)));
 }
 

@@ -69,10 +69,10 @@ inline void* temp_storage(std::size_t bytes) {
 ///        iteration never reads input left in L2 by the one before it.
 class L2Flusher {
  public:
-  L2Flusher() {
-    const cudaDeviceProp prop = current_device_properties();
-    buffer_ = DeviceBuffer<unsigned char>(2 * static_cast<std::size_t>(prop.l2CacheSize));
-  }
+  /// Sized from the real L2 (cudalab::real_device_limits(), never a
+  /// profile's smaller one): under `CUDALAB_DEVICE_PROFILE` the hardware's
+  /// whole cache must still be flushed.
+  L2Flusher() { buffer_ = DeviceBuffer<unsigned char>(2 * real_device_limits().l2_bytes); }
   /// Enqueues the flush on `stream` (outside any timed region).
   void flush(cudaStream_t stream) { buffer_.fill_bytes(0x5a, stream); }
 
