@@ -5,8 +5,9 @@ that dropped (power or thermal limits, another process) or a second process on
 the GPU moves it. The grader samples `nvidia-smi` before, during (every
 `interval` seconds, in a thread) and after the benchmark and reports the SM and
 memory clocks it saw, the maximum SM clock, and every compute process on the
-GPU that is neither the grader nor one of its descendants (the benchmark, its
-runner). Without nvidia-smi (or when it fails) everything is 'unknown': never
+GPU that is neither the benchmark nor one of its descendants (its runner):
+another program of the same grader (another submission's, on the same GPU)
+counts as another process. Without nvidia-smi (or when it fails) everything is 'unknown': never
 an error. Standard library only.
 """
 from __future__ import annotations
@@ -69,7 +70,8 @@ def parse_apps(text: str | None) -> list[tuple[int, str]] | None:
 
 
 def is_ours(pid: int, me: int | None = None) -> bool:
-    """Whether pid is this process or one of its descendants (its parent chain in /proc reaches us)."""
+    """Whether pid is `me` (default: this process) or one of its descendants (its parent chain
+    in /proc reaches it)."""
     me = os.getpid() if me is None else me
     seen = 0
     while pid > 1 and seen < 64:
@@ -175,13 +177,22 @@ class Monitor:
     """with Monitor(env) as m: ...  samples before, every `interval` s during, and after."""
 
     def __init__(self, env: dict[str, str] | None = None, interval: float = 1.0, smi=run_smi,
-                 ours=is_ours):
+                 ours=None):
         self.dev = device_args(env or {})
-        self.interval, self.smi, self.ours = interval, smi, ours
+        self.interval, self.smi = interval, smi
+        self.root: int | None = None  # the benchmark's pid, once started (started())
+        # ours: the grader itself, the benchmark and its descendants (its runner); other
+        # programs of this grader (another submission's, on the same GPU) are others
+        self.ours = ours if ours is not None else (
+            lambda pid: pid == os.getpid() or (self.root is not None and is_ours(pid, self.root)))
         self.watch = Watch()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+
+    def started(self, pid: int) -> None:
+        """The benchmark program's pid (proc.run's on_start)."""
+        self.root = pid
 
     def sample(self) -> None:
         clocks = parse_clocks(self.smi(["--query-gpu=" + CLOCK_QUERY, "--format=csv,noheader,nounits"] + self.dev))

@@ -113,7 +113,7 @@ class Options:
         return max(1.0, min(self.timeout, self.deadline - time.monotonic()))
 
     def run(self, cmd: list[str], env: dict[str, str] | None = None,
-            limit: float | None = None) -> proc.Proc:
+            limit: float | None = None, on_start=None) -> proc.Proc:
         """Runs a program of the exercise within the limits (`limit` seconds, else
         time_limit()); in a cgroup of its own (memory of all its processes, a process
         count) where `cgroups` is set and the machine offers cgroup v2, else under
@@ -125,10 +125,12 @@ class Options:
             try:
                 cg = sandbox.Cgroup(memory_max=self.max_rss or None, pids_max=PIDS_MAX)
                 with cg:
-                    return proc.run(cmd, limit, self.root, env, max_output=self.max_output, cgroup=cg)
+                    return proc.run(cmd, limit, self.root, env, max_output=self.max_output, cgroup=cg,
+                                    on_start=on_start)
             except OSError:
                 pass  # no cgroup after all: the watchdog
-        return proc.run(cmd, limit, self.root, env, max_output=self.max_output, max_rss=self.max_rss)
+        return proc.run(cmd, limit, self.root, env, max_output=self.max_output, max_rss=self.max_rss,
+                        on_start=on_start)
 
 
 @dataclass
@@ -456,7 +458,7 @@ def _bench_once(ex: Exercise, opts: Options, target: str, reps: int) -> tuple[pr
                f"--benchmark_out={out}", "--benchmark_out_format=json"]
         env = opts.env() | opts.runner_env(ex, Path(tmp) / "runner.log")
         with gpuwatch.Monitor(opts.env()) as mon:
-            p = opts.run(cmd, env)
+            p = opts.run(cmd, env, on_start=mon.started)
         text = out.read_text(errors="replace") if out.is_file() else ""
     return p, text, mon.summary()
 

@@ -107,9 +107,16 @@ class GpuWatchTest(unittest.TestCase):
         self.assertEqual(gpuwatch.parse_apps(""), [])
         self.assertIsNone(gpuwatch.parse_apps(None))
 
-    def test_ours_is_this_process_and_its_children(self):
+    def test_ours_is_the_benchmark_and_its_children(self):
         self.assertTrue(gpuwatch.is_ours(os.getpid()))
         self.assertFalse(gpuwatch.is_ours(1))
+        self.assertTrue(gpuwatch.is_ours(os.getpid(), os.getppid()))  # a child of our parent
+        m = gpuwatch.Monitor({}, smi=lambda args: None)
+        self.assertTrue(m.ours(os.getpid()))  # the grader itself
+        self.assertFalse(m.ours(os.getppid()))  # before the benchmark started: nothing else
+        m.started(os.getppid())
+        self.assertTrue(m.ours(os.getppid()))
+        self.assertFalse(m.ours(1))
 
     def test_monitor_with_a_fake_smi(self):
         answers = {"clocks": ["1980, 2619, 1980", "1755, 2619, 1980"], "apps": ["77, other\n", ""]}
@@ -210,14 +217,22 @@ class RunPerfTest(GradeTestCase):
         self.assertIn("more than the 10 x believed", alpha["reason"])
 
     def test_clocks_and_other_processes_from_nvidia_smi(self):
+        # the benchmark (a child of the grader) is on the GPU too: never "another process"
         _write_exe(self.tree.tools / "nvidia-smi", """
-            import sys
+            import os, sys
             if any(a.startswith("--query-gpu") for a in sys.argv):
                 print("1410, 2619, 1980")
             else:
                 print("4242, someone_elses_job")
+                print(f"{os.getppid()}, the_grader_itself")
+                if os.path.exists(os.environ["FAKE_BENCH_PID"]):
+                    print(open(os.environ["FAKE_BENCH_PID"]).read().strip() + ", alpha_bench_starter")
         """)
-        self.bench(reps("alpha/int32/1024", [2000] * 5) + reps("cub_base/int32/1024", [1000] * 5))
+        self.tree.env["FAKE_BENCH_PID"] = str(Path(self._tmp.name) / "bench.pid")
+        fake_bench(self.tree.bin / "alpha_bench_starter",
+                   reps("alpha/int32/1024", [2000] * 5) + reps("cub_base/int32/1024", [1000] * 5),
+                   action="open(os.environ['FAKE_BENCH_PID'], 'w').write(str(os.getpid())); "
+                          "import time; time.sleep(1.5)")
         _, alpha = self.grade()
         self.assertEqual(alpha["gpu"]["sm_mhz"], [1410.0, 1410.0])
         self.assertEqual(alpha["gpu"]["max_sm_mhz"], 1980.0)
