@@ -521,11 +521,14 @@ def permission_problem(output: str) -> str | None:
     return None
 
 
-def ncu_command(ncu: str, report: Path, bench: Path, bench_filter: str, out_json: Path) -> list[str]:
+def ncu_command(ncu: str, report: Path, bench: Path, bench_filter: str, out_json: Path,
+                metrics: bool = True) -> list[str]:
+    """The profiling run: the sections, and (metrics=True) the metrics they may lack."""
     cmd = [ncu, "--target-processes", "all", "--export", str(report), "--force-overwrite"]
     for s in SECTIONS:
         cmd += ["--section", s]
-    cmd += ["--metrics", ",".join(METRICS)]
+    if metrics:
+        cmd += ["--metrics", ",".join(METRICS)]
     cmd += [str(bench), f"--benchmark_filter={bench_filter}", "--benchmark_repetitions=1",
             "--benchmark_min_time=0.000000001", f"--benchmark_out={out_json}",
             "--benchmark_out_format=json"]
@@ -554,12 +557,16 @@ def profile_side(side: Side, ncu: str, bench_filter: str, benchmark: str, n: int
         full_env = dict(env) | {"CUDALAB_RUNNER": str(side.runner),
                                 "CUDALAB_RUNNER_LOG": str(Path(tmp) / "runner.log")}
         full_env.pop("CUDALAB_RUNNER_PREFIX", None)  # no sandbox: ncu must reach the runner
-        try:
-            p = run(ncu_command(ncu, Path(tmp) / "profile", side.bench, bench_filter, out_json),
-                    capture_output=True, text=True, timeout=timeout, env=full_env)
-        except subprocess.TimeoutExpired:
-            raise ProfileError(f"tools/grade --profile: ncu ran past {timeout:g} s on {side.bench.name}")
-        output = (p.stdout or "") + (p.stderr or "")
+        for metrics in (True, False):
+            try:
+                p = run(ncu_command(ncu, Path(tmp) / "profile", side.bench, bench_filter, out_json, metrics),
+                        capture_output=True, text=True, timeout=timeout, env=full_env)
+            except subprocess.TimeoutExpired:
+                raise ProfileError(f"tools/grade --profile: ncu ran past {timeout:g} s on {side.bench.name}")
+            output = (p.stdout or "") + (p.stderr or "")
+            # an ncu that does not know one of the extra metrics: the sections' own are enough
+            if report.exists() or permission_problem(output) or "metric" not in output.lower():
+                break
         why = permission_problem(output)
         if why:
             raise ProfileError(why)

@@ -6,6 +6,7 @@ line with a fake ncu."""
 from __future__ import annotations
 
 import json
+import subprocess
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -160,6 +161,24 @@ class ProblemsTest(unittest.TestCase):
         out = "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters"
         self.assertIn("NVreg_RestrictProfilingToAdminUsers=0", profile.permission_problem(out))
         self.assertIsNone(profile.permission_problem("==PROF== Disconnected"))
+
+
+class RetryTest(unittest.TestCase):
+    def test_unknown_metric_retries_with_the_sections_alone(self):
+        calls = []
+
+        def fake_run(cmd, **kw):
+            calls.append(cmd)
+            if "--import" in cmd:
+                return subprocess.CompletedProcess(cmd, 0, (FIX / "ncu_raw_1.2_starter.csv").read_text(), "")
+            if "--metrics" in cmd:
+                return subprocess.CompletedProcess(cmd, 1, "==ERROR== Failed to find metric x__y.sum\n", "")
+            Path(cmd[cmd.index("--export") + 1] + ".ncu-rep").write_text("report")
+            return subprocess.CompletedProcess(cmd, 0, "", "")
+        s = profile.profile_side(profile.Side("yours", Path("b"), Path("r")), "ncu", "^x$", "x/int32/8",
+                                 N, {}, 60.0, run=fake_run)
+        self.assertEqual(s.kernels, 2)
+        self.assertEqual(["--metrics" in c for c in calls], [True, False, False])
 
 
 FAKE_NCU = """
