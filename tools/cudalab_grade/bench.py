@@ -356,22 +356,39 @@ def max_plausible(target: float, configured: float | None = None) -> float:
     return configured if configured is not None else PLAUSIBLE_FACTOR * target
 
 
+def l2_bytes(data: dict) -> float | None:
+    """The device's L2 size from the run's context (bench_main.cu's l2_bytes), or None."""
+    ctx = data.get("context") if isinstance(data.get("context"), dict) else {}
+    try:
+        v = float(ctx.get("l2_bytes", ""))
+    except (TypeError, ValueError):
+        return None
+    return v if v > 0 else None
+
+
 def implausible(ratio: float, target: float, bytes_per_s: float | None, copy_gbps: float | None,
-                max_ratio: float | None = None, check_bandwidth: bool = True) -> str | None:
+                max_ratio: float | None = None, check_bandwidth: bool = True,
+                l2: float | None = None, call_seconds: float | None = None) -> str | None:
     """Why a measured speed cannot be true, or None. Two rules:
 
     - bandwidth: the fewest bytes one call must move (the benchmark's bytes/s counter: each
-      input read once, each output written once) divided by its time is more than
-      COPY_MARGIN x the device-to-device copy bandwidth measured in the same run: no kernel
-      moves data faster than a copy, so the call skipped work (or its result was stale);
+      input read once, each output written once), less what the L2 cache can hold at the end
+      of the call (`l2` bytes of output not yet written back; the inputs were flushed out of
+      it before the call), divided by the call's time, is more than COPY_MARGIN x the
+      device-to-device copy bandwidth measured in the same run: no kernel moves data through
+      DRAM faster than a copy, so the call skipped work (or its result was stale);
     - ratio: more than max_plausible (the manifest's max_plausible_ratio, default
       PLAUSIBLE_FACTOR x the target) times the baseline's speed.
     """
     if check_bandwidth and bytes_per_s is not None and copy_gbps:
-        gbps = bytes_per_s / 1e9
+        dram = bytes_per_s
+        if l2 and call_seconds and call_seconds > 0:
+            dram = max(0.0, bytes_per_s - l2 / call_seconds)
+        gbps = dram / 1e9
         if gbps > COPY_MARGIN * copy_gbps:
             return (f"implausible: {gbps:.0f} GB/s for the bytes every call must at least read and "
-                    f"write, more than {COPY_MARGIN:g} x the device's copy bandwidth "
+                    f"write{' (less what the L2 cache holds)' if dram != bytes_per_s else ''}, more "
+                    f"than {COPY_MARGIN:g} x the device's copy bandwidth "
                     f"({copy_gbps:.0f} GB/s, measured in the same run); a call that fast skipped "
                     "work or reused an earlier answer")
     limit = max_plausible(target, max_ratio)

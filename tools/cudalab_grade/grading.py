@@ -5,6 +5,7 @@ import json
 import os
 import shlex
 import shutil
+import statistics
 import tempfile
 import time
 from dataclasses import dataclass, field, replace
@@ -499,6 +500,7 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
     base_ns: list[float] = []
     bps: list[float] = []
     copy: list[float] = []
+    l2: float | None = None
     gpu = None
     runs = 0
     while True:
@@ -528,6 +530,7 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
         c = bench.copy_bandwidth_gbps(data, results)
         if c is not None:
             copy.append(c)
+        l2 = bench.l2_bytes(data) or l2
         ratio, low, high = bench.ratio_interval(base_ns, mine_ns)
         if runs >= 2 or not bench.straddles(low, high, perf.ratio):
             break
@@ -542,7 +545,8 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
     if runs > 1:
         spread += " (measured twice: the first interval straddled the target)"
     why = bench.implausible(ratio, perf.ratio, max(bps) if bps else None, max(copy) if copy else None,
-                            perf.max_plausible_ratio, perf.bandwidth_check)
+                            perf.max_plausible_ratio, perf.bandwidth_check, l2,
+                            statistics.median(mine_ns) / 1e9)
     res.details.append(f"speed: ratio {bench.fmt_ratio(ratio)} of {short}, {spread}; "
                        f"{gpuwatch.describe(gpu)}")
     if why is not None:

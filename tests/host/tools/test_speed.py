@@ -84,6 +84,12 @@ class ImplausibleTest(unittest.TestCase):
         self.assertIsNone(bench.implausible(0.9, 0.45, bytes_per_s=3.2e12, copy_gbps=3000.0))
         # an exercise whose byte count is no lower bound can turn the rule off
         self.assertIsNone(bench.implausible(0.9, 0.45, 4.0e12, 3000.0, check_bandwidth=False))
+        # what the L2 can hold at the end of a call need not reach DRAM within it: 1 GB in 0.25 ms
+        # is 4000 GB/s, but with 50 MB of L2 only 950 MB had to: 3800 GB/s, still too fast ...
+        self.assertIn("3800 GB/s for the bytes every call must at least read and write (less what the "
+                      "L2 cache holds)", bench.implausible(0.9, 0.45, 4.0e12, 3000.0, l2=5e7, call_seconds=2.5e-4))
+        # ... while 90 MB in 25 us (3584 GB/s counted), of which 50 MB may stay in the L2, is believed
+        self.assertIsNone(bench.implausible(0.9, 0.45, 3.584e12, 3000.0, l2=5e7, call_seconds=2.5e-5))
         # without a measured copy bandwidth the rule cannot judge
         self.assertIsNone(bench.implausible(0.9, 0.45, bytes_per_s=4.0e12, copy_gbps=None))
 
