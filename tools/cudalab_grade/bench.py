@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import random
 import re
 import statistics
 
@@ -52,18 +53,25 @@ def filter_for(benchmark: str, baseline: str) -> str:
     return f"^({re.escape(benchmark)}|{re.escape(baseline)}){suffixes}$"
 
 
-def parse(output: str) -> list[dict] | None:
-    """The `benchmarks` list of a --benchmark_format=json run (text before the JSON is ignored)."""
+def parse_document(output: str) -> dict | None:
+    """The whole JSON object of a --benchmark_format=json run ('context', 'benchmarks'), text
+    before the JSON ignored; None when there is none."""
     start = output.find("{")
     while start >= 0:
         try:
             data, _ = json.JSONDecoder().raw_decode(output[start:])
-            if isinstance(data, dict) and "benchmarks" in data:
-                return list(data["benchmarks"])
+            if isinstance(data, dict) and isinstance(data.get("benchmarks"), list):
+                return data
         except ValueError:
             pass
         start = output.find("{", start + 1)
     return None
+
+
+def parse(output: str) -> list[dict] | None:
+    """The `benchmarks` list of a --benchmark_format=json run (text before the JSON is ignored)."""
+    data = parse_document(output)
+    return list(data["benchmarks"]) if data is not None else None
 
 
 def real_time_ns(benchmarks: list[dict], name: str) -> tuple[float | None, str]:
@@ -244,4 +252,150 @@ def by_run_name(res: dict, name: str) -> dict | None:
     for m in res.values():
         if plain_name(m.get("run_name", "")) == plain_name(name):
             return m
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Honest speed grades: the spread of a ratio and the rules that refuse one
+# (docs/guides/grading.md, "How fast is fast enough").
+
+LEVEL = 0.95           # the interval's confidence level
+RESAMPLES = 2000       # bootstrap resamples (seeded: the same JSON gives the same interval)
+COPY_MARGIN = 1.1      # faster than this many times the device copy bandwidth: implausible
+PLAUSIBLE_FACTOR = 20  # default max_plausible_ratio: this many times the speed target
+
+
+def _entries_of(benchmarks: list[dict], name: str) -> list[dict]:
+    return [e for e in benchmarks if isinstance(e, dict)
+            and plain_name(run_name_of(e)) == plain_name(name)
+            and not e.get("error_occurred") and not e.get("skipped")]
+
+
+def repetition_times_ns(benchmarks: list[dict], name: str) -> list[float]:
+    """The time of each repetition of benchmark `name` in ns (its iteration entries; with
+    --benchmark_report_aggregates_only=false Google Benchmark writes one per repetition); the
+    median aggregate alone when the JSON has no iteration entry. [] when there is neither."""
+    entries = _entries_of(benchmarks, name)
+    plain = [e for e in entries if e.get("run_type", "iteration") != "aggregate"]
+    if not plain:
+        plain = [e for e in entries if e.get("aggregate_name") == "median"]
+    times = []
+    for e in plain:
+        t = measurement(e)["time_us"]
+        if t is not None and t > 0:
+            times.append(t * 1e3)
+    return times
+
+
+def bytes_per_second(benchmarks: list[dict], name: str) -> float | None:
+    """The median bytes/s Google Benchmark reported for `name` (time_runs sets the fewest
+    bytes one call must move: each input read once, each output written once)."""
+    entries = _entries_of(benchmarks, name)
+    plain = [e for e in entries if e.get("run_type", "iteration") != "aggregate"] or \
+        [e for e in entries if e.get("aggregate_name") == "median"]
+    values = [float(e["bytes_per_second"]) for e in plain
+              if isinstance(e.get("bytes_per_second"), (int, float)) and e["bytes_per_second"] > 0]
+    return statistics.median(values) if values else None
+
+
+def copy_bandwidth_gbps(data: dict, benchmarks: list[dict] | None = None) -> float | None:
+    """The device-to-device copy bandwidth (bytes read + written, GB/s) measured in the same run:
+    the context key bench_main.cu writes, else the fastest copy_bandwidth benchmark of the run."""
+    ctx = data.get("context") if isinstance(data.get("context"), dict) else {}
+    try:
+        v = float(ctx.get("copy_bandwidth_gbps", ""))
+        if v > 0:
+            return v
+    except (TypeError, ValueError):
+        pass
+    best = None
+    for e in benchmarks or data.get("benchmarks") or []:
+        if isinstance(e, dict) and plain_name(run_name_of(e)).startswith(COPY + "/"):
+            bps = e.get("bytes_per_second")
+            if isinstance(bps, (int, float)) and bps > 0:
+                best = max(best or 0.0, bps / 1e9)
+    return best
+
+
+def _quantile(sorted_values: list[float], q: float) -> float:
+    """The q-quantile of sorted values (linear between neighbours)."""
+    if len(sorted_values) == 1:
+        return sorted_values[0]
+    pos = q * (len(sorted_values) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def ratio_interval(base_ns: list[float], mine_ns: list[float], level: float = LEVEL,
+                   resamples: int = RESAMPLES, seed: int = 1) -> tuple[float, float, float]:
+    """(ratio, low, high): the ratio of the medians, median(baseline) / median(exercise), and a
+    `level` bootstrap percentile interval of it: each side's repetitions resampled with
+    replacement, independently (the two benchmarks run one after the other, so their
+    repetitions are not pairs). With one repetition a side the interval is the ratio itself."""
+    if not base_ns or not mine_ns:
+        raise ValueError("no repetitions")
+    ratio = statistics.median(base_ns) / statistics.median(mine_ns)
+    if len(base_ns) == 1 and len(mine_ns) == 1:
+        return ratio, ratio, ratio
+    rng = random.Random(seed)
+    draws = sorted(statistics.median(rng.choices(base_ns, k=len(base_ns)))
+                   / statistics.median(rng.choices(mine_ns, k=len(mine_ns)))
+                   for _ in range(resamples))
+    tail = (1.0 - level) / 2
+    return ratio, min(ratio, _quantile(draws, tail)), max(ratio, _quantile(draws, 1.0 - tail))
+
+
+def straddles(low: float, high: float, target: float) -> bool:
+    """Whether the interval leaves it open whether the target was reached."""
+    return low < target < high
+
+
+def max_plausible(target: float, configured: float | None = None) -> float:
+    """The largest ratio believed: the manifest's max_plausible_ratio, else PLAUSIBLE_FACTOR x the target."""
+    return configured if configured is not None else PLAUSIBLE_FACTOR * target
+
+
+def l2_bytes(data: dict) -> float | None:
+    """The device's L2 size from the run's context (bench_main.cu's l2_bytes), or None."""
+    ctx = data.get("context") if isinstance(data.get("context"), dict) else {}
+    try:
+        v = float(ctx.get("l2_bytes", ""))
+    except (TypeError, ValueError):
+        return None
+    return v if v > 0 else None
+
+
+def implausible(ratio: float, target: float, bytes_per_s: float | None, copy_gbps: float | None,
+                max_ratio: float | None = None, check_bandwidth: bool = True,
+                l2: float | None = None, call_seconds: float | None = None) -> str | None:
+    """Why a measured speed cannot be true, or None. Two rules:
+
+    - bandwidth: the fewest bytes one call must move (the benchmark's bytes/s counter: each
+      input read once, each output written once), less what the L2 cache can hold at the end
+      of the call (`l2` bytes of output not yet written back; the inputs were flushed out of
+      it before the call), divided by the call's time, is more than COPY_MARGIN x the
+      device-to-device copy bandwidth measured in the same run: no kernel moves data through
+      DRAM faster than a copy, so the call skipped work (or its result was stale);
+    - ratio: more than max_plausible (the manifest's max_plausible_ratio, default
+      PLAUSIBLE_FACTOR x the target) times the baseline's speed.
+    """
+    if check_bandwidth and bytes_per_s is not None and copy_gbps:
+        dram = bytes_per_s
+        if l2 and call_seconds and call_seconds > 0:
+            dram = max(0.0, bytes_per_s - l2 / call_seconds)
+        gbps = dram / 1e9
+        if gbps > COPY_MARGIN * copy_gbps:
+            return (f"implausible: {gbps:.0f} GB/s for the bytes every call must at least read and "
+                    f"write{' (less what the L2 cache holds)' if dram != bytes_per_s else ''}, more "
+                    f"than {COPY_MARGIN:g} x the device's copy bandwidth "
+                    f"({copy_gbps:.0f} GB/s, measured in the same run); a call that fast skipped "
+                    "work or reused an earlier answer")
+    limit = max_plausible(target, max_ratio)
+    if ratio > limit:
+        why = ("its manifest's max_plausible_ratio" if max_ratio is not None
+               else f"{PLAUSIBLE_FACTOR:g} x its target {target:g}")
+        return (f"implausible: {fmt_ratio(ratio)} x the baseline's speed, more than the "
+                f"{limit:g} x believed for this exercise ({why}); a result that far beyond the "
+                "baseline is a measurement error or a skipped computation")
     return None

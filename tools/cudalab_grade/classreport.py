@@ -131,6 +131,8 @@ def validate(data, folder_name: str, known: dict) -> str | None:
             return f"exercise {ex.id}: points for a status other than passed"
         if not _text(e.get("reason")):
             return f"exercise {ex.id}: reason is not a text"
+        if e.get("perf_verdict") == "implausible" and e["perf_points"] > 0:
+            return f"exercise {ex.id}: speed points for a speed refused as implausible"
         h = e.get("hidden_tests")
         if h is not None and (not isinstance(h, int) or isinstance(h, bool) or h < 0):
             return f"exercise {ex.id}: hidden_tests is not a count"
@@ -377,6 +379,13 @@ def summary(records: list[dict], title: str = "Class summary", png: str | None =
             if e["status"] == "grader_error":
                 attention.append(f"- {md_text(c['student'])} {md_text(e['id'])}: "
                                  f"{md_text(e['reason'])}")
+            if e.get("perf_verdict") == "implausible":
+                attention.append(f"- {md_text(c['student'])} {md_text(e['id'])}: speed refused as "
+                                 "implausible (no speed points): read its report")
+            gpu = e.get("gpu") if isinstance(e.get("gpu"), dict) else {}
+            if isinstance(gpu.get("other_processes"), list) and gpu["other_processes"]:
+                attention.append(f"- {md_text(c['student'])} {md_text(e['id'])}: another process "
+                                 "used the GPU during the benchmark: grade its speed again alone")
         for n in c.get("warnings", []):
             if "no CUDA device" not in n:
                 attention.append(f"- {md_text(c['student'])}: {md_text(n)}")

@@ -5,12 +5,13 @@ import json
 import os
 import shlex
 import shutil
+import statistics
 import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import bench, gtest, proc, source
+from . import bench, gpuwatch, gtest, proc, source
 from . import shrink as smallest
 from .manifest import Exercise
 
@@ -33,6 +34,9 @@ QUICK_LIMIT = 90.0
 # runner refuses a launch beyond its limits (tools/grade --device-profile sets it).
 DEVICE_PROFILES = ("t4", "rtx3090", "rtx4090", "l4", "rtx5090", "a100", "h100", "b200")
 PROFILE_ENV = "CUDALAB_DEVICE_PROFILE"
+# --perf: repetitions of the benchmark (each a median of its iterations), and the verdicts
+PERF_REPETITIONS = 5
+IMPLAUSIBLE = "implausible"
 
 
 @dataclass
@@ -121,7 +125,7 @@ class Options:
         return max(1.0, min(self.timeout, self.deadline - time.monotonic()))
 
     def run(self, cmd: list[str], env: dict[str, str] | None = None,
-            limit: float | None = None) -> proc.Proc:
+            limit: float | None = None, on_start=None) -> proc.Proc:
         """Runs a program of the exercise within the limits (`limit` seconds, else
         time_limit()); in a cgroup of its own (memory of all its processes, a process
         count) where `cgroups` is set and the machine offers cgroup v2, else under
@@ -133,10 +137,12 @@ class Options:
             try:
                 cg = sandbox.Cgroup(memory_max=self.max_rss or None, pids_max=PIDS_MAX)
                 with cg:
-                    return proc.run(cmd, limit, self.root, env, max_output=self.max_output, cgroup=cg)
+                    return proc.run(cmd, limit, self.root, env, max_output=self.max_output, cgroup=cg,
+                                    on_start=on_start)
             except OSError:
                 pass  # no cgroup after all: the watchdog
-        return proc.run(cmd, limit, self.root, env, max_output=self.max_output, max_rss=self.max_rss)
+        return proc.run(cmd, limit, self.root, env, max_output=self.max_output, max_rss=self.max_rss,
+                        on_start=on_start)
 
 
 @dataclass
@@ -154,6 +160,13 @@ class Result:
     seconds: float = 0.0
     hidden_suite: bool = False          # the exercise has a hidden test program (--hidden-tests)
     hidden_tests: int | None = None     # tests the hidden program ran; None: it did not run
+    # --perf: the ratio's 95 % interval, repetitions behind it, the GPU's state during the run
+    # (gpuwatch.Watch.summary) and the speed verdict: "" (not measured), "ok", "implausible"
+    ratio_low: float | None = None
+    ratio_high: float | None = None
+    repetitions: int | None = None
+    gpu: dict | None = None
+    perf_verdict: str = ""
 
     @property
     def points(self) -> float:
@@ -442,7 +455,50 @@ def _sanitizer_error(p: proc.Proc) -> str:
     return p.failure()
 
 
+def _bench_once(ex: Exercise, opts: Options, target: str, reps: int) -> tuple[proc.Proc, str, dict]:
+    """One run of the benchmark program: (process, its JSON file's text, gpuwatch summary)."""
+    perf = ex.perf
+    assert perf is not None
+    # The benchmark program is a checker (the instructor's, in class grading): it
+    # times the student's calls in the runner, sandboxed, from outside. Its JSON
+    # goes to a file of the grader's; what the runner prints is never read.
+    with tempfile.TemporaryDirectory(prefix="cudalab-bench-") as tmp:
+        out = Path(tmp) / "bench.json"
+        cmd = [str(opts.checker(target)),
+               f"--benchmark_filter={bench.filter_for(perf.benchmark, perf.baseline)}",
+               f"--benchmark_repetitions={reps}", "--benchmark_report_aggregates_only=false",
+               f"--benchmark_out={out}", "--benchmark_out_format=json"]
+        env = opts.env() | opts.runner_env(ex, Path(tmp) / "runner.log")
+        with gpuwatch.Monitor(opts.env()) as mon:
+            p = opts.run(cmd, env, on_start=mon.started)
+        text = out.read_text(errors="replace") if out.is_file() else ""
+    return p, text, mon.summary()
+
+
+def _merge_gpu(a: dict | None, b: dict) -> dict:
+    """Two runs' gpuwatch summaries as one: clock ranges widened, other processes joined."""
+    if a is None:
+        return b
+    out = dict(b)
+    for key in ("sm_mhz", "mem_mhz"):
+        x, y = a.get(key), b.get(key)
+        if isinstance(x, list) and isinstance(y, list):
+            out[key] = [min(x[0], y[0]), max(x[1], y[1])]
+        elif isinstance(x, list):
+            out[key] = x
+    if isinstance(a.get("other_processes"), list):
+        mine = b.get("other_processes") if isinstance(b.get("other_processes"), list) else []
+        out["other_processes"] = sorted(set(a["other_processes"]) | set(mine))
+    if out.get("max_sm_mhz") == gpuwatch.UNKNOWN:
+        out["max_sm_mhz"] = a.get("max_sm_mhz", gpuwatch.UNKNOWN)
+    return out
+
+
 def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
+    """The exercise's speed against its baseline (docs/guides/grading.md): PERF_REPETITIONS
+    repetitions, the ratio of the medians with its 95 % interval, the GPU's clocks and other
+    processes during the run; once more (repetitions pooled) when the interval straddles the
+    target; no speed points, verdict 'implausible', for a speed no kernel can reach."""
     perf = ex.perf
     assert perf is not None
     target = ex.bench_target(opts.implementation)
@@ -451,34 +507,69 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
         res.reason += f"; perf: benchmark not built ({opts.not_built[target][0]})"
         res.details.extend(opts.not_built[target][1])
         return
-    # The benchmark program is a checker (the instructor's, in class grading): it
-    # times the student's calls in the runner, sandboxed, from outside. Its JSON
-    # goes to a file of the grader's; what the runner prints is never read.
-    with tempfile.TemporaryDirectory(prefix="cudalab-bench-") as tmp:
-        out = Path(tmp) / "bench.json"
-        cmd = [str(opts.checker(target)),
-               f"--benchmark_filter={bench.filter_for(perf.benchmark, perf.baseline)}",
-               "--benchmark_repetitions=3", f"--benchmark_out={out}", "--benchmark_out_format=json"]
-        p = opts.run(cmd, opts.env() | opts.runner_env(ex, Path(tmp) / "runner.log"))
-        text = out.read_text(errors="replace") if out.is_file() else ""
-    if p.timed_out or p.returncode != 0:
-        res.reason += f"; perf: benchmark {'timed out' if p.timed_out else p.failure()}"
-        res.details.append(gtest.tail(p.output))
+    mine_ns: list[float] = []
+    base_ns: list[float] = []
+    bps: list[float] = []
+    copy: list[float] = []
+    l2: float | None = None
+    gpu = None
+    runs = 0
+    while True:
+        p, text, watched = _bench_once(ex, opts, target, PERF_REPETITIONS)
+        runs += 1
+        gpu = _merge_gpu(gpu, watched)
+        if p.timed_out or p.returncode != 0:
+            res.reason += f"; perf: benchmark {'timed out' if p.timed_out else p.failure()}"
+            res.details.append(gtest.tail(p.output))
+            return
+        data = bench.parse_document(text)
+        if data is None:
+            res.reason += "; perf: the benchmark wrote no JSON result"
+            res.details.append(gtest.tail(p.output))
+            return
+        results = list(data["benchmarks"])
+        mine, why = bench.real_time_ns(results, perf.benchmark)
+        base, why_base = bench.real_time_ns(results, perf.baseline)
+        if mine is None or base is None or mine <= 0:
+            res.reason += f"; perf: {why or why_base or 'zero time'}"
+            return
+        mine_ns += bench.repetition_times_ns(results, perf.benchmark) or [mine]
+        base_ns += bench.repetition_times_ns(results, perf.baseline) or [base]
+        b = bench.bytes_per_second(results, perf.benchmark)
+        if b is not None:
+            bps.append(b)
+        c = bench.copy_bandwidth_gbps(data, results)
+        if c is not None:
+            copy.append(c)
+        l2 = bench.l2_bytes(data) or l2
+        ratio, low, high = bench.ratio_interval(base_ns, mine_ns)
+        if runs >= 2 or not bench.straddles(low, high, perf.ratio):
+            break
+    res.ratio = float(f"{ratio:.3g}")
+    res.ratio_low, res.ratio_high = float(f"{low:.3g}"), float(f"{high:.3g}")
+    res.repetitions = len(mine_ns)
+    res.gpu = gpu
+    if len(mine_ns) > 1 or len(base_ns) > 1:
+        spread = f"95 % interval {bench.fmt_ratio(low)}-{bench.fmt_ratio(high)}, {len(mine_ns)} repetitions"
+    else:
+        spread = "1 repetition, no interval"
+    if runs > 1:
+        spread += " (measured twice: the first interval straddled the target)"
+    why = bench.implausible(ratio, perf.ratio, max(bps) if bps else None, max(copy) if copy else None,
+                            perf.max_plausible_ratio, perf.bandwidth_check, l2,
+                            statistics.median(mine_ns) / 1e9)
+    res.details.append(f"speed: ratio {bench.fmt_ratio(ratio)} of {short}, {spread}; "
+                       f"{gpuwatch.describe(gpu)}")
+    if why is not None:
+        res.perf_verdict, res.perf_points, res.perf = IMPLAUSIBLE, 0.0, IMPLAUSIBLE
+        res.reason += f"; perf: no speed points, {why}"
         return
-    results = bench.parse(text)
-    if results is None:
-        res.reason += "; perf: the benchmark wrote no JSON result"
-        res.details.append(gtest.tail(p.output))
-        return
-    mine, why = bench.real_time_ns(results, perf.benchmark)
-    base, why_base = bench.real_time_ns(results, perf.baseline)
-    if mine is None or base is None or mine <= 0:
-        res.reason += f"; perf: {why or why_base or 'zero time'}"
-        return
-    res.ratio = float(f"{base / mine:.3g}")
+    res.perf_verdict = "ok"
     res.perf_points = bench.perf_points(perf.points, res.ratio, perf.ratio)
-    res.perf = bench.fmt_ratio(res.ratio)
-    res.reason += f"; ratio {res.perf} of {short} (target {perf.ratio:g})"
+    res.perf = f"{bench.fmt_ratio(res.ratio)} ({bench.fmt_ratio(low)}-{bench.fmt_ratio(high)})" \
+        if len(mine_ns) > 1 or len(base_ns) > 1 else bench.fmt_ratio(res.ratio)
+    res.reason += (f"; ratio {bench.fmt_ratio(res.ratio)} of {short} (target {perf.ratio:g}), {spread}, "
+                   f"{gpuwatch.short(gpu)}")
 
 
 def _seed_prefix(opts: Options) -> str:

@@ -16,6 +16,10 @@ class Perf:
     baseline: str
     ratio: float
     points: int
+    # the largest ratio believed (bench.implausible); None: bench.PLAUSIBLE_FACTOR x ratio
+    max_plausible_ratio: float | None = None
+    # refuse a speed whose fewest bytes per call move faster than the device's copy bandwidth
+    bandwidth_check: bool = True
 
 
 @dataclass(frozen=True)
@@ -74,7 +78,9 @@ def load_chapter(path: Path) -> Chapter:
         perf = None
         if "perf" in ex:
             p = ex["perf"]
-            perf = Perf(str(p["benchmark"]), str(p["baseline"]), float(p["ratio"]), int(p["points"]))
+            mp = p.get("max_plausible_ratio")
+            perf = Perf(str(p["benchmark"]), str(p["baseline"]), float(p["ratio"]), int(p["points"]),
+                        float(mp) if mp is not None else None, bool(p.get("bandwidth_check", True)))
         exercises.append(Exercise(
             id=str(ex["id"]), slug=str(ex["slug"]), title=str(ex["title"]), file=str(ex["file"]),
             chapter_dir=cdir, chapter_number=number, test_filter=str(ex["test_filter"]),

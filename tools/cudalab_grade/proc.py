@@ -160,13 +160,13 @@ def _limit_files(pid: int) -> None:
 
 def run(cmd: list[str], timeout: float | None, cwd: Path, env: dict[str, str] | None = None,
         max_output: int = 0, max_rss: int = 0, log: Path | None = None,
-        limit_files: bool = True, cgroup=None) -> Proc:
+        limit_files: bool = True, cgroup=None, on_start=None) -> Proc:
     """Run cmd in its own session, within the limits (0 = no limit on output or memory;
     timeout None = no time limit). With `log`, every byte of output is also written
     to that file as it arrives (uncapped), so a long build can be followed. If the
     caller is interrupted (an exception, e.g. from a signal handler), the program's
     whole process group is killed before the exception goes on. With `cgroup`, see
-    the module's docstring."""
+    the module's docstring. `on_start(pid)` is called once the program has started."""
     if cgroup is not None:
         cmd = cgroup.wrap(cmd)
         max_rss = 0
@@ -190,6 +190,8 @@ def run(cmd: list[str], timeout: float | None, cwd: Path, env: dict[str, str] | 
         _live.add(p.pid)
         if cgroup is not None:
             _live_cgroups[p.pid] = cgroup
+    if on_start is not None:
+        on_start(p.pid)
     try:
         result = _supervise(p, start, timeout, max_output, max_rss, log_file, cgroup)
     except BaseException:

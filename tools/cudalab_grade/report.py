@@ -106,7 +106,9 @@ def _machine(r: Result) -> dict:
     return {"id": r.exercise.id, "slug": r.exercise.slug, "status": r.status,
             "correctness_points": r.correctness_points, "perf_points": r.perf_points,
             "max_points": r.max_points, "ratio": r.ratio, "reason": r.reason,
-            "seconds": r.seconds, "hidden_suite": r.hidden_suite, "hidden_tests": r.hidden_tests}
+            "seconds": r.seconds, "hidden_suite": r.hidden_suite, "hidden_tests": r.hidden_tests,
+            "ratio_interval": ([r.ratio_low, r.ratio_high] if r.ratio_low is not None else None),
+            "repetitions": r.repetitions, "gpu": r.gpu, "perf_verdict": r.perf_verdict}
 
 
 def gradescope(results: list[Result], meta: dict) -> str:

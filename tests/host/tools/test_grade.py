@@ -615,7 +615,11 @@ class PerfAndSanitizerTest(GradeTestCase):
         self.tree.passing("alpha")
         self.bench([
             {"name": "alpha/int32/1024/manual_time", "run_name": "alpha/int32/1024/manual_time",
-             "run_type": "iteration", "real_time": 999.0, "time_unit": "us"},
+             "run_type": "iteration", "repetition_index": 0, "real_time": 1900.0, "time_unit": "us"},
+            {"name": "alpha/int32/1024/manual_time", "run_name": "alpha/int32/1024/manual_time",
+             "run_type": "iteration", "repetition_index": 1, "real_time": 2.0, "time_unit": "ms"},
+            {"name": "alpha/int32/1024/manual_time", "run_name": "alpha/int32/1024/manual_time",
+             "run_type": "iteration", "repetition_index": 2, "real_time": 2100.0, "time_unit": "us"},
             {"name": "alpha/int32/1024/manual_time_median", "run_name": "alpha/int32/1024/manual_time",
              "run_type": "aggregate", "aggregate_name": "median", "real_time": 2.0, "time_unit": "ms"},
             {"name": "cub_base/int32/1024/manual_time_median", "run_name": "cub_base/int32/1024/manual_time",
@@ -626,12 +630,16 @@ class PerfAndSanitizerTest(GradeTestCase):
         self.assertAlmostEqual(alpha["ratio"], 0.4)
         self.assertAlmostEqual(alpha["perf_points"], 3.2)  # 4 * 0.4 / 0.5
         self.assertEqual(alpha["max_points"], 14)
-        self.assertIn("ratio 0.40 of cub_base (target 0.5)", alpha["reason"])
+        self.assertIn("ratio 0.40 of cub_base (target 0.5), 95 % interval 0.38-0.42, 3 repetitions",
+                      alpha["reason"])
+        self.assertEqual(alpha["ratio_interval"], [0.381, 0.421])
+        self.assertEqual((alpha["repetitions"], alpha["perf_verdict"]), (3, "ok"))
         self.assertEqual([(e["name"], e["order"]) for e in data["leaderboard"]], [("1.1 alpha", "desc")])
         self.assertAlmostEqual(data["leaderboard"][0]["value"], 0.4)
         argv = self.bench_log()["argv"]
         self.assertIn("--benchmark_filter=" + bench.filter_for("alpha/int32/1024", "cub_base/int32/1024"), argv)
-        self.assertIn("--benchmark_repetitions=3", argv)
+        self.assertIn("--benchmark_repetitions=5", argv)
+        self.assertIn("--benchmark_report_aggregates_only=false", argv)
         # what the program printed (the forged, faster result) was never read
         self.assertNotIn("--benchmark_format=json", argv)
 

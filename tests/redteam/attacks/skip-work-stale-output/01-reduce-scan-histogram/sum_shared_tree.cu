@@ -1,0 +1,81 @@
+// RED TEAM: A performance cheat: a correct but slow kernel (one atomic per element, far
+// RED TEAM: below 1.2's speed target) that skips the work when it is called again with
+// RED TEAM: the same input, size and output: it returns at once, launches nothing and
+// RED TEAM: leaves the previous call's sum in *out. A benchmark that calls it over and
+// RED TEAM: over on one buffer times an empty call. The tests may or may not see the
+// RED TEAM: stale sums; the performance points must be 0.
+// Exercise 1.2: shared-memory tree reduction with sequential addressing.
+// Lesson: chapters/01-reduce-scan-histogram/README.md, "1.2".
+// Grade:  tools/grade 1.2      Hints: tools/grade --hint 1.2
+#include "cudalab/atomics.cuh"
+#include "cudalab/error.cuh"
+#include "cudalab/reduce.cuh"
+// @REDTEAM_LIB@
+
+namespace cudalab::reduce {
+namespace {
+template <class T, class Acc>
+__global__ void cudalab_redteam_naive(const T* __restrict__ in, std::size_t n, Acc* out) {
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) atomic_add(out, static_cast<Acc>(in[i]));
+}
+
+template <class T, class Acc>
+void cudalab_redteam_skipping_sum(const T* in, std::size_t n, Acc* out, cudaStream_t stream) {
+  static const void* last_in = nullptr;
+  static const void* last_out = nullptr;
+  static std::size_t last_n = 0;
+  if (n > 0 && in == last_in && out == last_out && n == last_n) return;  // no work: *out is stale
+  last_in = in;
+  last_out = out;
+  last_n = n;
+  CUDALAB_CHECK(cudaMemsetAsync(out, 0, sizeof(Acc), stream));
+  if (n == 0) return;
+  cudalab_redteam_naive<<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(in, n, out);
+  CUDALAB_CHECK_LAUNCH();
+}
+}  // namespace
+}  // namespace cudalab::reduce
+
+namespace cudalab::reduce {
+namespace {
+
+constexpr int kBlock = 256;  // a power of two: the tree halves it down to 1
+
+// Block b sums the tile in[2 * kBlock * b, 2 * kBlock * (b + 1)) (clipped to
+// n) and adds the tile's sum to *out with one atomic.
+template <class T, class Acc>
+__global__ void __launch_bounds__(kBlock) sum_shared_tree_kernel(const T* __restrict__ in,
+                                                                 std::size_t n, Acc* out) {
+  __shared__ Acc partial[kBlock];
+  const unsigned tid = threadIdx.x;
+  // TODO(1.2): load in[i] and in[i + kBlock] for
+  // i = 2 * kBlock * blockIdx.x + threadIdx.x (each only when < n) into
+  // partial[threadIdx.x]; then halve the stride s from kBlock / 2 to 1, with
+  // threads tid < s adding partial[tid + s] and a __syncthreads() after each
+  // step; finally thread 0 adds partial[0] to *out (cudalab::atomic_add).
+}
+
+template <class T, class Acc>
+void launch(const T* in, std::size_t n, Acc* out, cudaStream_t stream) {
+  CUDALAB_CHECK(cudaMemsetAsync(out, 0, sizeof(Acc), stream));  // the identity, also for n = 0
+  if (n == 0) return;
+  const std::size_t tile = 2 * static_cast<std::size_t>(kBlock);
+  const auto blocks = static_cast<unsigned>((n + tile - 1) / tile);
+  sum_shared_tree_kernel<<<blocks, kBlock, 0, stream>>>(in, n, out);
+  CUDALAB_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void sum_shared_tree(const int* in, std::size_t n, long long* out, cudaStream_t stream) {
+  detail::check_sum_arguments("sum_shared_tree", in, n, out);
+  cudalab_redteam_skipping_sum(in, n, out, stream);
+}
+
+void sum_shared_tree(const float* in, std::size_t n, float* out, cudaStream_t stream) {
+  detail::check_sum_arguments("sum_shared_tree", in, n, out);
+  cudalab_redteam_skipping_sum(in, n, out, stream);
+}
+
+}  // namespace cudalab::reduce

@@ -1,0 +1,223 @@
+"""What the GPU did while a benchmark ran: its clocks, and whether another process used it.
+
+A speed ratio is only as good as the conditions it was measured in: an SM clock
+that dropped (power or thermal limits, another process) or a second process on
+the GPU moves it. The grader samples `nvidia-smi` before, during (every
+`interval` seconds, in a thread) and after the benchmark and reports the SM and
+memory clocks it saw, the maximum SM clock, and every compute process on the
+GPU that is neither the benchmark nor one of its descendants (its runner):
+another program of the same grader (another submission's, on the same GPU)
+counts as another process. Without nvidia-smi (or when it fails) everything is 'unknown': never
+an error. Standard library only.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import threading
+from dataclasses import dataclass, field
+
+UNKNOWN = "unknown"
+CLOCK_QUERY = "clocks.sm,clocks.mem,clocks.max.sm"
+APPS_QUERY = "pid,process_name"
+
+
+def run_smi(args: list[str], timeout: float = 5.0) -> str | None:
+    """stdout of nvidia-smi ARGS, or None when it is missing or fails."""
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return None
+    try:
+        p = subprocess.run([exe] + args, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return p.stdout if p.returncode == 0 else None
+
+
+def _number(text: str) -> float | None:
+    text = text.strip().split(" ")[0]  # "1980 MHz" without nounits
+    try:
+        return float(text)
+    except ValueError:
+        return None  # "[N/A]", "[Not Supported]"
+
+
+def parse_clocks(text: str | None) -> dict | None:
+    """The first GPU's line of --query-gpu=clocks.sm,clocks.mem,clocks.max.sm --format=csv,noheader,nounits
+    -> {'sm': MHz, 'mem': MHz, 'max_sm': MHz} (a value None when not reported); None without a line."""
+    if not text:
+        return None
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.split(",")]
+        if len(cells) < 3 or cells[0].lower().startswith("clocks"):
+            continue
+        sm, mem, max_sm = (_number(c) for c in cells[:3])
+        return {"sm": sm, "mem": mem, "max_sm": max_sm}
+    return None
+
+
+def parse_apps(text: str | None) -> list[tuple[int, str]] | None:
+    """--query-compute-apps=pid,process_name --format=csv,noheader -> [(pid, name)]; None: unknown."""
+    if text is None:
+        return None
+    apps = []
+    for line in text.splitlines():
+        pid, _, name = line.partition(",")
+        if pid.strip().isdigit():
+            apps.append((int(pid.strip()), name.strip()))
+    return apps
+
+
+def is_ours(pid: int, me: int | None = None) -> bool:
+    """Whether pid is `me` (default: this process) or one of its descendants (its parent chain
+    in /proc reaches it)."""
+    me = os.getpid() if me is None else me
+    seen = 0
+    while pid > 1 and seen < 64:
+        if pid == me:
+            return True
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            return False
+        # "pid (comm) state ppid ...": comm may hold spaces and parentheses
+        try:
+            pid = int(stat.rsplit(")", 1)[1].split()[1])
+        except (IndexError, ValueError):
+            return False
+        seen += 1
+    return pid == me
+
+
+@dataclass
+class Watch:
+    """The samples of one benchmark run; `summary()` is what the reports show."""
+    sm: list[float] = field(default_factory=list)
+    mem: list[float] = field(default_factory=list)
+    max_sm: float | None = None
+    others: dict[int, str] = field(default_factory=dict)  # pid -> name, not ours
+    apps_known: bool = False
+    samples: int = 0
+
+    def add(self, clocks: dict | None, apps: list[tuple[int, str]] | None, ours=is_ours) -> None:
+        self.samples += 1
+        if clocks:
+            if clocks.get("sm") is not None:
+                self.sm.append(clocks["sm"])
+            if clocks.get("mem") is not None:
+                self.mem.append(clocks["mem"])
+            if clocks.get("max_sm") is not None:
+                self.max_sm = clocks["max_sm"]
+        if apps is not None:
+            self.apps_known = True
+            for pid, name in apps:
+                if not ours(pid):
+                    self.others[pid] = name
+
+    def summary(self) -> dict:
+        """{'sm_mhz': [min, max] or 'unknown', 'mem_mhz': ..., 'max_sm_mhz': n or 'unknown',
+        'other_processes': [..] or 'unknown'} (JSON-ready)."""
+        def span(v: list[float]):
+            return [min(v), max(v)] if v else UNKNOWN
+        return {"sm_mhz": span(self.sm), "mem_mhz": span(self.mem),
+                "max_sm_mhz": self.max_sm if self.max_sm is not None else UNKNOWN,
+                "other_processes": ([f"{pid} {name}".strip() for pid, name in sorted(self.others.items())]
+                                    if self.apps_known else UNKNOWN)}
+
+
+def describe(summary: dict) -> str:
+    """'SM 1755-1980 MHz (max 1980), memory 2619 MHz, GPU not shared' in words."""
+    def mhz(v):
+        if v == UNKNOWN or v is None:
+            return UNKNOWN
+        lo, hi = v
+        return f"{lo:g} MHz" if lo == hi else f"{lo:g}-{hi:g} MHz"
+    sm, mem = mhz(summary.get("sm_mhz")), mhz(summary.get("mem_mhz"))
+    if sm == UNKNOWN and mem == UNKNOWN:
+        clocks = "clocks unknown"
+    else:
+        top = summary.get("max_sm_mhz")
+        clocks = f"SM {sm}" + (f" (max {top:g})" if isinstance(top, (int, float)) else "") + f", memory {mem}"
+    others = summary.get("other_processes")
+    if others == UNKNOWN or others is None:
+        shared = "other GPU processes unknown"
+    elif others:
+        shared = f"GPU shared with {len(others)} other process(es): {', '.join(others[:3])}"
+    else:
+        shared = "no other process on the GPU"
+    return f"{clocks}; {shared}"
+
+
+def short(summary: dict | None) -> str:
+    """The scoreboard's few words: 'SM 1755-1980 MHz, memory 2619 MHz' (+ ', GPU shared')."""
+    if not summary:
+        return "clocks unknown"
+    def mhz(v):
+        if not isinstance(v, list):
+            return UNKNOWN
+        return f"{v[0]:g}" if v[0] == v[1] else f"{v[0]:g}-{v[1]:g}"
+    sm, mem = mhz(summary.get("sm_mhz")), mhz(summary.get("mem_mhz"))
+    words = "clocks unknown" if sm == mem == UNKNOWN else f"SM {sm} MHz, memory {mem} MHz"
+    if isinstance(summary.get("other_processes"), list) and summary["other_processes"]:
+        words += ", GPU shared with another process"
+    return words
+
+
+def device_args(env: dict[str, str]) -> list[str]:
+    """nvidia-smi's -i for the one GPU CUDA_VISIBLE_DEVICES names (class grading), else []."""
+    vis = (env.get("CUDA_VISIBLE_DEVICES") or "").strip()
+    if vis and "," not in vis:
+        return ["-i", vis]
+    return []
+
+
+class Monitor:
+    """with Monitor(env) as m: ...  samples before, every `interval` s during, and after."""
+
+    def __init__(self, env: dict[str, str] | None = None, interval: float = 1.0, smi=run_smi,
+                 ours=None):
+        self.dev = device_args(env or {})
+        self.interval, self.smi = interval, smi
+        self.root: int | None = None  # the benchmark's pid, once started (started())
+        # ours: the grader itself, the benchmark and its descendants (its runner); other
+        # programs of this grader (another submission's, on the same GPU) are others
+        self.ours = ours if ours is not None else (
+            lambda pid: pid == os.getpid() or (self.root is not None and is_ours(pid, self.root)))
+        self.watch = Watch()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def started(self, pid: int) -> None:
+        """The benchmark program's pid (proc.run's on_start)."""
+        self.root = pid
+
+    def sample(self) -> None:
+        clocks = parse_clocks(self.smi(["--query-gpu=" + CLOCK_QUERY, "--format=csv,noheader,nounits"] + self.dev))
+        apps = parse_apps(self.smi(["--query-compute-apps=" + APPS_QUERY, "--format=csv,noheader"] + self.dev))
+        with self._lock:
+            self.watch.add(clocks, apps, self.ours)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.sample()
+
+    def __enter__(self) -> "Monitor":
+        self.sample()
+        if self.watch.samples and (self.watch.sm or self.watch.apps_known):  # nvidia-smi works
+            self._thread = threading.Thread(target=self._loop, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        if self.watch.sm or self.watch.apps_known:
+            self.sample()
+
+    def summary(self) -> dict:
+        with self._lock:
+            return self.watch.summary()
