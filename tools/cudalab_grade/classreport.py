@@ -16,7 +16,10 @@ Layout of an output folder:
     gradebook-canvas.csv         the gradebook as Canvas imports it (lms.py)
     gradebook-moodle.csv         the gradebook as Moodle imports it (lms.py)
     leaderboard.md (.csv)        with --perf: the speed ranking by pseudonym (leaderboard.py)
-    pseudonyms.csv               with --perf: pseudonym -> student id (mode 0600): the instructor's
+    pseudonyms.csv               with --perf or --similarity: pseudonym -> student id (mode 0600):
+                                 the instructor's
+    similarity.md (.html)        with --similarity (instead of grading): the pairs of submissions
+                                 that look alike, by pseudonym (similarity.py)
 
 `--merge` reads only what the grader wrote: students/<id>/results.json
 files (and their report.md and build.log) under a run folder's key, signed,

@@ -11,7 +11,9 @@ characters of an HMAC-SHA256 of the student id, keyed by a key derived from
 the output folder's grader key (grader-secret.json, signing.py). The same
 folder (the same key) gives the same pseudonyms run after run; another folder
 gives others; nobody without the key can tell who is who. The instructor's
-mapping is pseudonyms.csv (mode 0600) beside them, never for the students.
+mapping is pseudonyms.csv (mode 0600) beside them, never for the students; the
+similarity report (similarity.py) uses the same pseudonyms and adds its students
+to the same map.
 
 Ties (the same ratio, as the grader rounds it, to 3 significant digits) share
 a rank and are listed in pseudonym order, so the order never depends on the
@@ -24,14 +26,16 @@ writes them there.
 from __future__ import annotations
 
 import base64
+import csv
 import hashlib
 import hmac
+import io
 import math
 from pathlib import Path
 
 from . import escape
 from .escape import md_text
-from .signing import write_file
+from .signing import Untrusted, read_regular, write_file
 
 FILES = ("leaderboard.md", "leaderboard.csv")
 MAPPING = "pseudonyms.csv"
@@ -174,9 +178,23 @@ def csv_text(records: list[dict], names: dict[str, str]) -> str:
     return escape.csv_text(out)
 
 
-def mapping_csv(names: dict[str, str]) -> str:
-    return escape.csv_text([("pseudonym", "student")]
-                           + [(n, s) for s, n in sorted(names.items(), key=lambda kv: kv[1])])
+def write_mapping(out: Path, names: dict[str, str]) -> None:
+    """pseudonyms.csv (0600) in out: names (student -> pseudonym), with the rows an earlier
+    leaderboard or similarity report of the folder wrote for other students (the same key gives
+    them the same pseudonyms: one map serves both reports)."""
+    rows: dict[str, str] = {}
+    try:
+        text = read_regular(out / MAPPING, 16 << 20).decode("utf-8", "replace")
+        for row in list(csv.reader(io.StringIO(text)))[1:]:
+            if len(row) == 2 and row[0].startswith("anon-"):
+                rows[row[0]] = row[1]   # as written: csv_cell leaves an escaped cell as it is
+    except (Untrusted, csv.Error):
+        pass
+    ours = {escape.csv_cell(s) for s in names}
+    rows = {p: cell for p, cell in rows.items() if cell not in ours}   # ours are written anew
+    rows.update({n: s for s, n in names.items()})
+    write_file(out / MAPPING, escape.csv_text([("pseudonym", "student")] + sorted(rows.items())),
+               0o600)
 
 
 def gradescope_entries(record: dict) -> list[dict]:
@@ -200,5 +218,5 @@ def write(out: Path, records: list[dict], key: bytes) -> dict[str, str] | None:
     for name, text in (("leaderboard.md", markdown(records, names)),
                        ("leaderboard.csv", csv_text(records, names))):
         write_file(out / name, text)
-    write_file(out / MAPPING, mapping_csv(names), 0o600)
+    write_mapping(out, names)
     return names
