@@ -247,48 +247,19 @@ inline DeviceLimits device_limits_for(int device, std::string_view profile) {
 /// @brief The limits of the current device under `CUDALAB_DEVICE_PROFILE`
 ///        (none when unset): what every launch of the course is sized from.
 ///        Cached per device and profile name, so a call costs a lock and a
-///        `getenv` after the first.
+///        `getenv` after the first. Compiled once, in chapters/common/device_limits.cu,
+///        not inline: an exercise's object calls it and holds no `getenv` or lock
+///        of its own (the grader allows an exercise no environment or thread API).
 /// @throws DeviceProfileError when `CUDALAB_DEVICE_PROFILE` names no profile.
 /// @throws CudaError when there is no device.
-inline DeviceLimits device_limits() {
-  int dev = 0;
-  CUDALAB_CHECK(cudaGetDevice(&dev));
-  const std::string profile = device_profile_env();
-  struct Entry {
-    int device;
-    std::string profile;
-    DeviceLimits limits;
-  };
-  static std::mutex mutex;
-  static std::vector<Entry> cache;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    for (const Entry& e : cache) {
-      if (e.device == dev && e.profile == profile) return e.limits;
-    }
-  }
-  const DeviceLimits limits = device_limits_for(dev, profile);
-  std::lock_guard<std::mutex> lock(mutex);
-  cache.push_back({dev, profile, limits});
-  return limits;
-}
+DeviceLimits device_limits();
 
 /// @return the real (never profiled) limits of the current device, cached:
 ///         for the few figures that must be the hardware's, such as the
 ///         size of the buffer that flushes the L2 before a timed run.
+///         Compiled in chapters/common/device_limits.cu, as device_limits().
 /// @throws CudaError when there is no device.
-inline DeviceLimits real_device_limits() {
-  int dev = 0;
-  CUDALAB_CHECK(cudaGetDevice(&dev));
-  static std::mutex mutex;
-  static std::vector<DeviceLimits> cache;
-  std::lock_guard<std::mutex> lock(mutex);
-  for (const DeviceLimits& l : cache) {
-    if (l.device == dev) return l;
-  }
-  cache.push_back(real_device_limits(dev));
-  return cache.back();
-}
+DeviceLimits real_device_limits();
 
 /// @return the number of usable CUDA devices; 0 when there is no device or no
 ///         driver (never throws: this is how the harness decides to skip).
