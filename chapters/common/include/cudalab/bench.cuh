@@ -12,9 +12,15 @@
 /// exercise's runner process, where it cannot reach the benchmark's clock,
 /// its output or its verdict. A call into the runner is timed by the checker:
 /// wall clock around the call, less a null call (the same way there and
-/// back, mappings and synchronization, without the exercise's function) made
-/// just before it with the same arguments. The baselines run in the checker
-/// itself and are timed with CUDA events. A benchmark given `Fresh` hooks
+/// back, mappings, one empty kernel and synchronization, without the
+/// exercise's work) made just before it with the same arguments. The
+/// baselines run in the checker itself and, in a checker, are timed the same
+/// way: wall clock around the launch and its synchronization, less an empty
+/// kernel launched and synchronized just before; so a ratio compares two
+/// times that hold the same launch and synchronization costs, on both sides
+/// after the GPU has switched to the context that runs the work (an untimed
+/// empty launch pays that switch first). A program that is not a checker
+/// times with CUDA events. A benchmark given `Fresh` hooks
 /// writes new inputs before every timed call (untimed), so no answer of an
 /// earlier call can be reused, and verifies the last call's output.
 #pragma once
@@ -23,6 +29,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -43,6 +50,13 @@
 extern "C" int cudalab_remote_call_times(double* call_seconds, double* null_seconds) __attribute__((weak));
 
 namespace cudalab::bench {
+
+namespace detail {
+/// The empty kernel a checker launches before a timed baseline call (time_runs):
+/// its launch and synchronization are subtracted, as the runner's null call's are.
+template <int>
+__global__ void null_kernel() {}
+}  // namespace detail
 
 /// @brief Marks the benchmark skipped when there is no CUDA device.
 /// @return true when the benchmark may run.
@@ -94,9 +108,10 @@ struct Fresh {
 };
 
 /// @brief Runs `launch(stream)` once per benchmark iteration after an L2
-///        flush, timed as the file comment says (a remote call: by the
-///        checker's wall clock less a null call; work of this process: CUDA
-///        events), and reports bytes/s and items/s.
+///        flush, timed as the file comment says (in a checker: wall clock less
+///        a null call, the runner's for a remote call, an empty launch of this
+///        process for a baseline; elsewhere: CUDA events), and reports bytes/s
+///        and items/s.
 /// @param state         the Google Benchmark state of the running benchmark
 /// @param launch        enqueues the work on the stream it is given
 /// @param bytes_per_run the fewest bytes one run must move through device
@@ -117,13 +132,33 @@ void time_runs(benchmark::State& state, Launch&& launch, std::size_t bytes_per_r
   for (auto _ : state) {
     if (fresh.refresh) fresh.refresh(stream);
     flusher.flush(stream);
-    timer.start(stream);
-    launch(stream);
-    timer.stop(stream);
-    double seconds = static_cast<double>(timer.elapsed_ms()) / 1e3;
-    double call = 0, null = 0;
-    if (remote_times != nullptr && remote_times(&call, &null) > 0) {
+    double seconds = 0;
+    if (remote_times != nullptr) {
+      // A checker: wall clock, as the runner's calls are timed (remote_checker.cu).
+      using Clock = std::chrono::steady_clock;
+      const auto empty_launch = [stream] {
+        detail::null_kernel<0><<<1, 1, 0, stream>>>();
+        CUDALAB_CHECK(cudaGetLastError());
+        CUDALAB_CHECK(cudaStreamSynchronize(stream));
+      };
+      empty_launch();  // untimed: waits for the flush and pays any switch to this context
+      const auto t0 = Clock::now();
+      empty_launch();
+      const auto t1 = Clock::now();
+      launch(stream);
+      CUDALAB_CHECK(cudaStreamSynchronize(stream));
+      const auto t2 = Clock::now();
+      double call = 0, null = 0;
+      if (remote_times(&call, &null) == 0) {  // work of this process: a baseline
+        call = std::chrono::duration<double>(t2 - t1).count();
+        null = std::chrono::duration<double>(t1 - t0).count();
+      }
       seconds = std::max(call - null, 1e-7);  // never zero: a ratio divides by it
+    } else {
+      timer.start(stream);
+      launch(stream);
+      timer.stop(stream);
+      seconds = static_cast<double>(timer.elapsed_ms()) / 1e3;
     }
     state.SetIterationTime(seconds);
   }
