@@ -252,6 +252,20 @@ class PartialStarterTest(unittest.TestCase):
                          (ROOT / one.source("starter")).read_text())
 
 
+class ManifestEquivalentsTest(unittest.TestCase):
+    def test_every_listed_equivalent_mutant_exists_and_says_why(self):
+        # a listing goes stale when the solution's lines move: its id must name a mutant of
+        # the current solution, and its reason must be there for a reviewer to check
+        exercises = {e.id: e for e in select(load_all(ROOT), [])}
+        for ex_id, listed in mu.equivalents(ROOT).items():
+            self.assertIn(ex_id, exercises)
+            ids = {m.id for m in mu.mutants(ROOT, exercises[ex_id])}
+            for mid, why in listed.items():
+                self.assertIn(mid, ids, f"{ex_id}: equivalent_mutants lists {mid}, which "
+                                        f"tools/mutate --list {ex_id} no longer makes")
+                self.assertTrue(why.strip(), f"{mid}: no reason given")
+
+
 class ClassTest(unittest.TestCase):
     def setUp(self):
         self._tmp = tempfile.TemporaryDirectory(prefix="test-mutate-")
