@@ -25,6 +25,7 @@ constexpr int kTile = kThreads * kVecs * 4;   // 4096 elements per tile
 constexpr int kMinBlocksPerSm = 8;
 constexpr unsigned kFullMask = 0xffffffffu;
 static_assert(kVecs * kWarps == 32, "the (vector, warp) totals of a tile fill exactly one warp");
+static_assert(kTile == decoupled_lookback_tile, "the tile the header documents");
 
 // A tile's status word: the value in the high 32 bits, the status in the low
 // bits. One 64-bit word, so a reader sees a status and its value together.
@@ -133,19 +134,27 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
 
 }  // namespace
 
-void exclusive_scan_decoupled_lookback(const int* in, std::size_t n, int* out, cudaStream_t stream) {
+void exclusive_scan_decoupled_lookback_with_scratch(const int* in, std::size_t n, int* out,
+                                                    unsigned long long* scratch, cudaStream_t stream) {
   detail::check_scan_arguments("exclusive_scan_decoupled_lookback", in, n, out);
+  require_pointer("exclusive_scan_decoupled_lookback", "scratch", scratch, n);
   if (n == 0) return;
   const std::size_t tiles = (n + kTile - 1) / kTile;  // at most 2^20
   // Scratch: word 0 holds the tile counter, words 1.. the status words; all
   // zero (counter 0, every tile kInvalid) before the kernel starts.
-  AsyncBuffer<Word> scratch(1 + tiles, stream);
-  scratch.fill_bytes(0);
+  CUDALAB_CHECK(cudaMemsetAsync(scratch, 0, (1 + tiles) * sizeof(Word), stream));
   const bool vector_ok =
       reinterpret_cast<std::uintptr_t>(in) % 16 == 0 && reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
   decoupled_lookback_kernel<<<static_cast<unsigned>(tiles), kThreads, 0, stream>>>(
-      in, n, out, vector_ok, reinterpret_cast<unsigned*>(scratch.data()), scratch.data() + 1);
+      in, n, out, vector_ok, reinterpret_cast<unsigned*>(scratch), scratch + 1);
   CUDALAB_CHECK_LAUNCH();
+}
+
+void exclusive_scan_decoupled_lookback(const int* in, std::size_t n, int* out, cudaStream_t stream) {
+  detail::check_scan_arguments("exclusive_scan_decoupled_lookback", in, n, out);
+  if (n == 0) return;
+  AsyncBuffer<Word> scratch(decoupled_lookback_scratch_words(n), stream);
+  exclusive_scan_decoupled_lookback_with_scratch(in, n, out, scratch.data(), stream);
 }
 
 }  // namespace cudalab::scan

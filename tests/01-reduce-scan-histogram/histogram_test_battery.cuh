@@ -11,6 +11,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
@@ -180,6 +181,37 @@ inline void all_in_one_bin(const char* exercise, Histogram fn, int num_bins, std
     const std::vector<int> samples(n, value);
     expect_reference(exercise, fn, samples, num_bins, lower, upper, 0,
                      "every sample is " + std::to_string(value) + " (all in one bin)");
+  }
+}
+
+/// Every sample in one bin, at every size of the battery from 1 to 16385
+/// (one around each vector, warp, block and tile boundary, so the tail loop
+/// meets the same counter as the vector loop): the first bin of 256, the
+/// last of max_bins, and bins at the type's limits over [INT_MIN, INT_MAX):
+/// INT_MAX - 1 (the last bin), -1 (0xFFFFFFFF as unsigned), INT_MIN with one
+/// bin. Under a sanitizer (CUDALAB_MAX_N set) three sizes.
+inline void one_bin_every_size(const char* exercise, Histogram fn, int max_bins) {
+  struct Case {
+    int num_bins, lower, upper, value;
+    const char* what;
+  };
+  const Case cases[] = {
+      {256, -5000, -5000 + 7 * 256 + 3, -5000, "the first of 256 bins"},
+      {max_bins, -5000, -5000 + 7 * max_bins + 3, -5000 + 7 * max_bins + 2, "the last of max bins"},
+      {256, INT_MIN, INT_MAX, INT_MAX - 1, "INT_MAX - 1, the last of 256 bins over [INT_MIN, INT_MAX)"},
+      {256, INT_MIN, INT_MAX, -1, "-1 (0xFFFFFFFF as unsigned), 256 bins over [INT_MIN, INT_MAX)"},
+      {1, INT_MIN, INT_MAX, INT_MIN, "INT_MIN, one bin over [INT_MIN, INT_MAX)"}};
+  const bool sanitizing = max_n() != std::numeric_limits<std::size_t>::max();
+  for (const std::size_t n : kSizes) {
+    if (n == 0 || n > 16385) continue;
+    if (sanitizing && n != 5 && n != 33 && n != 4097) continue;
+    for (const Case& c : cases) {
+      expect_reference(exercise, fn, std::vector<int>(n, c.value), c.num_bins, c.lower, c.upper, 0,
+                       "every sample is " + std::to_string(c.value) + ": " + c.what + " (num_bins = " +
+                           std::to_string(c.num_bins) + ", [" + std::to_string(c.lower) + ", " +
+                           std::to_string(c.upper) + "))");
+      if (::testing::Test::HasFatalFailure()) return;
+    }
   }
 }
 
@@ -412,6 +444,7 @@ inline void even_bins_match_formula() {
   TEST_F(Suite##Cases, AllInOneBinLargeMaxBins) {                                                \
     hb::all_in_one_bin(exercise, Suite##Fn, Suite##Max, (1u << 26) + 1);                         \
   }                                                                                              \
+  TEST_F(Suite##Cases, OneBinEverySize) { hb::one_bin_every_size(exercise, Suite##Fn, Suite##Max); } \
   TEST_F(Suite##Cases, HalfInOneBinLarge) {                                                      \
     hb::half_in_one_bin(exercise, Suite##Fn, 4096, (1u << 26) + 1);                              \
   }                                                                                              \

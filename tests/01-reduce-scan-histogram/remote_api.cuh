@@ -26,7 +26,11 @@
 #define CUDALAB_REMOTE_inclusive_scan_hillis_steele(X) CUDALAB_REMOTE_TILED_SCAN(X, inclusive_scan_hillis_steele)
 #define CUDALAB_REMOTE_exclusive_scan_blelloch(X) CUDALAB_REMOTE_TILED_SCAN(X, exclusive_scan_blelloch)
 #define CUDALAB_REMOTE_exclusive_scan_reduce_then_scan(X) CUDALAB_REMOTE_SCAN(X, exclusive_scan_reduce_then_scan)
-#define CUDALAB_REMOTE_exclusive_scan_decoupled_lookback(X) CUDALAB_REMOTE_SCAN(X, exclusive_scan_decoupled_lookback)
+#define CUDALAB_REMOTE_exclusive_scan_decoupled_lookback(X)                                      \
+  CUDALAB_REMOTE_SCAN(X, exclusive_scan_decoupled_lookback)                                       \
+  X(void, cudalab::scan, exclusive_scan_decoupled_lookback_with_scratch,                          \
+    (const int* in, std::size_t n, int* out, unsigned long long* scratch, cudaStream_t s),        \
+    (in, n, out, scratch, s))
 
 #define CUDALAB_REMOTE_SEGMENTED(X, fn, Op)                                                         \
   X(void, cudalab::scan, fn,                                                                        \

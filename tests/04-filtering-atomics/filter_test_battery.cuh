@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -377,6 +378,62 @@ inline void patterns(const Spec& spec) {
   check_filter(spec, spec.even64, neg, IsEven{}, n, s, "negative int64, IsEven");
 }
 
+/// Unique values 2i + b_i (IsEven selects b_i = 0, index value / 2) where
+/// element i is selected exactly when (i / period) % 2 == phase: runs of
+/// `period` selected and `period` rejected elements.
+template <class T>
+std::vector<T> striped_values(std::size_t n, std::size_t period, std::size_t phase) {
+  std::vector<T> out(n);
+  for (std::size_t i = 0; i < n; ++i)
+    out[i] = static_cast<T>(2 * static_cast<T>(i) + ((i / period) % 2 == phase ? 0 : 1));
+  return out;
+}
+
+/// The periods of striped_values: 1, 8 and 32 (alternation inside one
+/// thread's contiguous items and inside a warp), 128 (half a block of 256:
+/// every element of the upper threads' strided loop rejected), 256 and 512
+/// (one block-wide stride: each thread's loop alternates rejected and
+/// selected, or meets two rejected in a row), 1024, 2048 and 4096 (whole
+/// halves and whole tiles of the chapter's kernels rejected).
+inline const std::size_t kStripePeriods[] = {1, 8, 32, 128, 256, 512, 1024, 2048, 4096};
+
+/// A thread that meets several rejected elements in one loop over its items
+/// (blocks of 256 threads x 8 items, strided by 256 or contiguous; 4.6's
+/// vectors): stripes of selected and rejected elements of every period
+/// above, both phases, at sizes one around the chapter's tiles (2048,
+/// 4096), so the last tile is partial, full, or holds one element. Under a
+/// sanitizer (CUDALAB_MAX_N set: every launch is slow there, and these are
+/// logic mistakes, not races) one size and four periods.
+inline void stride_patterns(const Spec& spec) {
+  const bool sanitizing = max_n() != std::numeric_limits<std::size_t>::max();
+  const std::vector<std::size_t> sizes =
+      sanitizing ? std::vector<std::size_t>{4097}
+                 : std::vector<std::size_t>{2047, 2049, 4095, 4097, 3 * 4096 + 1};
+  for (const std::size_t n : sizes) {
+    for (const std::size_t period : kStripePeriods) {
+      if (sanitizing && period != 1 && period != 128 && period != 256 && period != 2048) continue;
+      for (const std::size_t phase : {std::size_t{0}, std::size_t{1}}) {
+        const std::string what = "unique int32 values 2i + b, IsEven selects element i exactly when (i / " +
+                                 std::to_string(period) + ") % 2 == " + std::to_string(phase) +
+                                 " (runs of " + std::to_string(period) +
+                                 " rejected elements: a thread meets several in one loop; handle every item, "
+                                 "never stop at the first rejected one)";
+        check_filter(spec, spec.even32, striped_values<int>(n, period, phase), IsEven{}, n, 0, what, {},
+                     &index_of_unique<int>);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+    for (const std::size_t period : {std::size_t{1}, std::size_t{256}, std::size_t{2048}}) {
+      if (sanitizing && period != 256) continue;
+      check_filter(spec, spec.even64, striped_values<long long>(n, period, 1), IsEven{}, n, 0,
+                   "unique int64 values 2i + b, IsEven selects element i exactly when (i / " +
+                       std::to_string(period) + ") % 2 == 1",
+                   {}, &index_of_unique<long long>);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
 /// Large inputs, several times each: races between blocks (or tiles) show
 /// as rare failures. The stable filter (4.6) gets more and larger runs.
 inline void repeated_large(const Spec& spec) {
@@ -476,6 +533,7 @@ inline void empty_input(const Spec& spec) {
   TEST_F(Suite##Cases, CapacityTooSmall) { ::cudalab::test::filter::capacity_too_small(Suite##Spec()); } \
   TEST_F(Suite##Cases, Misaligned) { ::cudalab::test::filter::misaligned(Suite##Spec()); }          \
   TEST_F(Suite##Cases, Patterns) { ::cudalab::test::filter::patterns(Suite##Spec()); }              \
+  TEST_F(Suite##Cases, StridePatterns) { ::cudalab::test::filter::stride_patterns(Suite##Spec()); } \
   TEST_F(Suite##Cases, RepeatedLarge) { ::cudalab::test::filter::repeated_large(Suite##Spec()); }   \
   TEST_F(Suite##Cases, BadInputChangesNothing) {                                                    \
     ::cudalab::test::filter::bad_input_changes_nothing(Suite##Spec());                              \

@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cudalab/graph/generators.hpp"
@@ -153,6 +154,47 @@ TEST_F(HeapDijkstraWarpHeap, SmallGraphsEdgeCases) {
   const std::vector<vertex_t> zero = {0};
   check(one, zero, nullptr, run(one, zero, nullptr, 1, 1),
         cudalab::test::context(kExercise, 1, 0) + "one vertex: ");
+}
+
+// Parallel edges given in both orders (the shorter first, the longer first;
+// within one 32-edge batch and across three), zero-weight 2- and 3-cycles and
+// a zero-weight path back to the source; then random multigraphs with
+// weights 0 and 1, where ties, parallel edges, self loops and zero-weight
+// cycles are everywhere. A relaxation that keeps the first or the last
+// parallel edge, or a stale test that skips an entry whose key equals the
+// distance, fails here.
+TEST_F(HeapDijkstraWarpHeap, ZeroCyclesAndParallelEdges) {
+  std::vector<Edge> edges = {{0, 1, 2}, {0, 1, 5},              // parallel: the shorter first
+                             {0, 2, 5}, {0, 2, 2},              // parallel: the shorter last
+                             {1, 2, 0}, {2, 1, 0},              // a zero-weight 2-cycle
+                             {2, 3, 0}, {3, 4, 0}, {4, 2, 0},   // a zero-weight 3-cycle
+                             {4, 5, 7}, {5, 4, 7}, {4, 5, 1}, {5, 4, 0}};  // both directions, both orders
+  // 80 parallel edges 5 -> 6 over three 32-edge batches: descending weights
+  // (100 down to 61), then ascending (60 up to 99); the shortest ends batch 2
+  for (int i = 0; i < 80; ++i) edges.push_back({5, 6, i < 40 ? 100 - i : 20 + i});
+  edges.push_back({6, 0, 0});  // a zero-weight edge back to the source
+  const Csr g = cudalab::graph::csr_from_edges(8, edges);  // vertex 7 isolated
+  const std::vector<vertex_t> sources = {0, 1, 3, 5, 6, 7, 4};
+  check(g, sources, nullptr, run(g, sources, nullptr, 3, safe_capacity(g)),
+        cudalab::test::context(kExercise, g.num_vertices(), 0) +
+            "parallel edges in both orders, zero-weight cycles: ");
+  if (HasFatalFailure()) return;
+  const Random r{cudalab::test::seed()};
+  using Size2 = std::pair<std::size_t, std::size_t>;
+  for (const auto& [n, m] : {Size2{50, 2000}, Size2{400, 3000}}) {
+    std::vector<Edge> multi(m);
+    for (std::size_t e = 0; e < m; ++e)
+      multi[e] = {static_cast<vertex_t>(r.below(10'000'000 + 3 * e, n)),
+                  static_cast<vertex_t>(r.below(10'000'000 + 3 * e + 1, n)),
+                  static_cast<cudalab::graph::weight_t>(r.below(10'000'000 + 3 * e + 2, 2))};
+    const Csr mg = cudalab::graph::csr_from_edges(n, multi);
+    const auto srcs = random_vertices(r, 12, n, 5 + n);
+    CUDALAB_SKIP_IF_ABOVE_MAX_N(lane_work(mg, srcs.size()));
+    check(mg, srcs, nullptr, run(mg, srcs, nullptr, 4, safe_capacity(mg)),
+          cudalab::test::context(kExercise, n, r.seed) + "random multigraph of " + std::to_string(n) +
+              " vertices and " + std::to_string(m) + " edges, weights 0 and 1 (zero-weight cycles, ties): ");
+    if (HasFatalFailure()) return;
+  }
 }
 
 // A heap of one node (32 entries) cannot hold the frontier of a large mesh:

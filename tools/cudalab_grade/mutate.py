@@ -138,6 +138,164 @@ def choose(found: list[Mutant], most: int | None, seed: int) -> list[Mutant]:
 
 
 # ---------------------------------------------------------------------------
+# --partial-starters: every region solved but one, which keeps the starter's placeholder
+
+def _uncomment(line: str) -> str:
+    """A STARTER line as make-starter writes it: the first '// ' (or a bare '//') removed."""
+    stripped = line.lstrip()
+    indent = line[: len(line) - len(stripped)]
+    if stripped == "//":
+        return ""
+    return indent + stripped[3:] if stripped.startswith("// ") else line
+
+
+def fill(text: str, keep_starter: set[int], todo: str | None = None) -> str:
+    """The file with the blocks numbered in keep_starter (1-based) as in the starter and every
+    other block as in the solution; the markers go. keep_starter = every block gives the
+    starter (what tools/make-starter writes; `todo` is its `// TODO(<id>): <title>` text for a
+    block without a STARTER part), an empty set the solution without its markers."""
+    out: list[str] = []
+    state, block, indent = "outside", 0, ""
+    for line in text.splitlines():
+        m = BEGIN.match(line)
+        if state == "outside":
+            if m:
+                state, block, indent, has_starter = "solution", block + 1, m.group(1), False
+            else:
+                out.append(line)
+        elif STARTER.match(line):
+            state, has_starter = "starter", True
+        elif END.match(line):
+            if not has_starter and block in keep_starter:
+                out.append(f"{indent}// TODO{todo or ': write this part'}")
+            state = "outside"
+        elif (state == "solution") != (block in keep_starter):
+            out.append(_uncomment(line) if state == "starter" else line)
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
+def count_blocks(text: str) -> int:
+    return sum(1 for line in text.splitlines() if BEGIN.match(line))
+
+
+@dataclass
+class Partial:
+    """An exercise's solution with every student region filled but one, which keeps the
+    starter's placeholder: a student who did all but one TODO. Its tests must fail."""
+    id: str
+    exercise: str
+    slug: str
+    region: int        # 1-based, in file order
+    regions: int       # the file's regions
+    line: int          # the region's // BEGIN SOLUTION line in the solution file
+    todo: str          # the placeholder's first line (its TODO)
+    path: str          # the solution file, relative to the repository root
+    rel: str           # the same below starter/ (<chapter dir>/<file>)
+    text: str
+
+    def record(self) -> dict:
+        return {"exercise": self.exercise, "slug": self.slug, "region": self.region,
+                "regions": self.regions, "line": self.line, "todo": self.todo, "file": self.rel}
+
+
+def partial_starters(root: Path, ex: Exercise, single: bool = False) -> list[Partial]:
+    """One partial starter per student region of the exercise's solution file. An exercise
+    with one region has none unless `single` (its only one is the untouched starter, which
+    the grade step of tools/gpu-check already checks)."""
+    text = (root / ex.source("solution")).read_text()
+    k = count_blocks(text)
+    if k == 0 or (k == 1 and not single):
+        return []
+    begins = [n for n, line in enumerate(text.splitlines(), start=1) if BEGIN.match(line)]
+    todo = f"({ex.id}): {ex.title}"
+    out = []
+    for i in range(1, k + 1):
+        new = fill(text, {i}, todo)
+        starter_part = fill(_only_block(text, i), {1}, todo).strip().splitlines()
+        first = next((ln.strip() for ln in starter_part if "TODO" in ln),
+                     starter_part[0].strip() if starter_part else "")
+        out.append(Partial(f"{ex.id}-partial-R{i}", ex.id, ex.slug, i, k, begins[i - 1],
+                           first[:160], ex.source("solution"), f"{ex.chapter_dir}/{ex.file}", new))
+    return out
+
+
+def _only_block(text: str, i: int) -> str:
+    """Block i of the text (markers included), nothing else."""
+    lines, block, inside, out = text.splitlines(), 0, False, []
+    for line in lines:
+        if BEGIN.match(line):
+            block += 1
+            inside = block == i
+        if inside:
+            out.append(line)
+            if END.match(line):
+                inside = False
+    return "\n".join(out) + "\n"
+
+
+def write_partials(dest: Path, found: list[Partial], meta: dict) -> Path:
+    """One student folder per partial starter, laid out like starter/; <dest>.partial.json
+    beside it."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for p in found:
+        f = dest / p.id / p.rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(p.text)
+    data = dict(meta, partials={p.id: p.record() for p in found})
+    out = dest.parent / f"{dest.name}.partial.json"
+    out.write_text(json.dumps(data, indent=2) + "\n")
+    return out
+
+
+# statuses that fail a partial starter: a test failure (or crash, timeout, sanitizer finding);
+# a compile error fails it too, but says nothing about the tests
+PARTIAL_FAILED = KILLED_BY_TESTS | KILLED_BY_SANITIZER
+
+
+def partial_report(class_out: Path, data: dict) -> dict:
+    """Every partial starter's grade; `passed` is true when every one failed its tests (none
+    passed, none left ungraded)."""
+    rows, problems = [], []
+    for pid, p in sorted(data["partials"].items(), key=lambda kv: (_id_key(kv[1]["exercise"]),
+                                                                     kv[1]["region"])):
+        status, reason = _status(class_out, pid, p["exercise"])
+        verdict = ("fails" if status in PARTIAL_FAILED else
+                   "does not compile" if status in NOT_COMPILED else
+                   "PASSES" if status in SURVIVED else "not graded")
+        rows.append(dict(p, id=pid, status=status, reason=reason, verdict=verdict))
+        if verdict == "PASSES":
+            problems.append(f"{pid}: passes its tests with region {p['region']} of {p['regions']} "
+                            f"(line {p['line']}) left as the starter's placeholder: {p['todo']}")
+        elif verdict == "not graded":
+            problems.append(f"{pid}: not graded ({status}: {reason})".rstrip())
+    counts = {v: sum(1 for r in rows if r["verdict"] == v)
+              for v in ("fails", "does not compile", "PASSES", "not graded")}
+    return {"commit": data.get("commit"), "class_output": str(class_out), "total": len(rows),
+            "counts": counts, "passed": bool(rows) and not problems, "problems": problems,
+            "partials": rows}
+
+
+def partial_markdown(result: dict) -> str:
+    c = result["counts"]
+    out = ["# Partial starters", "",
+           "Each partial starter is an exercise's solution with every student region filled "
+           "but one, which keeps the starter's placeholder (`tools/mutate --partial-starters`); "
+           "its tests must fail.", "",
+           f"{result['total']} partial starters: {c['fails']} fail their tests, "
+           f"{c['does not compile']} do not compile, {c['PASSES']} pass, "
+           f"{c['not graded']} not graded.", "",
+           "| exercise | region | line | placeholder | status | verdict |",
+           "|---|---|---|---|---|---|"]
+    for r in result["partials"]:
+        todo = r["todo"].replace("|", "\\|")
+        out.append(f"| {r['exercise']} {r['slug']} | {r['region']} of {r['regions']} | {r['line']} "
+                   f"| `{todo}` | {r['status']} | {r['verdict']} |")
+    if result["problems"]:
+        out += ["", "Problems:", ""] + [f"- {p}" for p in result["problems"]]
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------------------
 # --compile-check
 
 def compile_command(root: Path, ex: Exercise, build_dir: Path | None) -> list[str]:
@@ -242,14 +400,16 @@ def write_class(dest: Path, found: list[Mutant], meta: dict) -> Path:
 # --score
 
 def equivalents(root: Path) -> dict[str, dict[str, str]]:
-    """exercise id -> {mutant id: why} from the manifests' `equivalent_mutants`."""
+    """exercise id -> {mutant id: why} from the manifests' `equivalent_mutants`
+    (`[{id = "...", why = "..."}]`; `reason` is read as a synonym of `why`)."""
     out: dict[str, dict[str, str]] = {}
     for p in sorted((root / "chapters").glob("*/exercises.toml")):
         with p.open("rb") as f:
             data = tomllib.load(f)
         for ex in data.get("exercise", []):
             for e in ex.get("equivalent_mutants", []):
-                out.setdefault(str(ex["id"]), {})[str(e["id"])] = str(e.get("why", ""))
+                why = e.get("why", e.get("reason", ""))
+                out.setdefault(str(ex["id"]), {})[str(e["id"])] = str(why)
     return out
 
 

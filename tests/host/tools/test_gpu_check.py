@@ -172,9 +172,11 @@ class StateTest(unittest.TestCase):
 
     def test_parse_steps(self):
         self.assertEqual(gc.parse_steps("bench,build"), ["build", "bench"])
-        self.assertEqual(gc.parse_steps("build,test,profiles,grade,redteam,sanitize,bench,portability"),
-                         list(gc.STEPS))
+        self.assertEqual(gc.parse_steps("build,test,profiles,grade,redteam,partial,mutation,sanitize,"
+                                        "bench,portability"), list(gc.STEPS))
         self.assertEqual(gc.parse_steps("grade,profiles,test"), ["test", "profiles", "grade"])
+        self.assertNotIn("mutation", gc.DEFAULT_STEPS)   # minutes of compiles: only when asked
+        self.assertIn("partial", gc.DEFAULT_STEPS)
         self.assertEqual(gc.parse_steps("portability,test"), ["test", "portability"])
         with self.assertRaises(ValueError):
             gc.parse_steps("build,deploy")
@@ -564,6 +566,125 @@ print("========= ERROR SUMMARY: 0 errors")
         with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as cm:
             gc.main(["--out", "/nonexistent/x", "--steps", "profiles", "--profiles", "v100"])
         self.assertEqual(cm.exception.code, 2)
+    def fake_class_tools(self, calls: list, partial_verdicts: dict | None = None,
+                         mutation: dict | None = None):
+        """A run() that fakes tools/mutate and tools/grade as the partial and mutation steps
+        call them: --partial-starters / --write write their listing, --score its report."""
+        def run(ctx_, argv, log, env=None, timeout=None):
+            calls.append(argv)
+            tool = Path(argv[1]).name
+            if tool == "mutate" and "--partial-starters" in argv:
+                dest = Path(argv[argv.index("--partial-starters") + 1])
+                dest.mkdir(parents=True)
+                (dest.parent / f"{dest.name}.partial.json").write_text(json.dumps({"partials": {
+                    "1.8-partial-R1": {"exercise": "1.8"}, "5.3-partial-R2": {"exercise": "5.3"}}}))
+            elif tool == "mutate" and "--write" in argv:
+                dest = Path(argv[argv.index("--write") + 1])
+                dest.mkdir(parents=True)
+                (dest.parent / f"{dest.name}.mutants.json").write_text(json.dumps({"mutants": {
+                    "1.2-cmp_flip-L3-1": {"exercise": "1.2"}}}))
+            elif tool == "mutate" and "--score" in argv:
+                report = argv[argv.index("--report") + 1]
+                Path(report).parent.mkdir(parents=True, exist_ok=True)
+                if "--partials" in argv:
+                    rows = [{"id": i, "verdict": v} for i, v in (partial_verdicts or {}).items()]
+                    counts = {k: sum(1 for r in rows if r["verdict"] == k)
+                              for k in ("fails", "does not compile", "PASSES", "not graded")}
+                    data = {"total": len(rows), "counts": counts, "partials": rows,
+                            "passed": counts["fails"] + counts["does not compile"] == len(rows),
+                            "problems": [f"{r['id']}: passes" for r in rows if r["verdict"] == "PASSES"]}
+                else:
+                    data = mutation
+                Path(f"{report}.json").write_text(json.dumps(data))
+                Path(f"{report}.md").write_text("# Report\n\n| x |\n")
+            return 0, "", 0.1
+        return run
+
+    def run_class_steps(self, steps: str, run, *extra: str) -> dict:
+        env = {"gpus": ["H100"], "gpu_present": True, "nvcc": "13.0"}
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            with contextlib.redirect_stdout(io.StringIO()), mock.patch.object(gc, "run", run), \
+                    mock.patch.object(gc, "environment", lambda ctx: env):
+                rc = gc.main(["--out", str(d / "out"), "--steps", steps, "--build-dir", str(d / "b"),
+                              "--jobs", "16", "--parallel", "6", *extra])
+            rep = json.loads((d / "out" / "report.json").read_text())
+            rep["rc"], rep["md"] = rc, (d / "out" / "report.md").read_text()
+        return rep
+
+    def test_partial_step_grades_the_class_fast_and_needs_every_one_to_fail(self):
+        calls: list = []
+        rep = self.run_class_steps("partial", self.fake_class_tools(
+            calls, {"1.8-partial-R1": "fails", "5.3-partial-R2": "does not compile"}))
+        self.assertEqual(rep["rc"], 0, rep["steps"])
+        r = rep["steps"]["partial"]
+        self.assertEqual(r["status"], "passed")
+        self.assertIn("1/2 partial starters fail their tests, 1 do not compile", r["summary"])
+        write, prepare, grade, score = calls
+        self.assertIn("--partial-starters", write)
+        self.assertEqual(write[-1], "all")
+        self.assertEqual(prepare[2:4], ["1.8", "5.3"])      # only the exercises in the class
+        self.assertIn("--prepare-only", prepare)
+        for flag, value in (("--per-gpu", "6"), ("--jobs", "16"), ("--timeout", "120")):
+            self.assertEqual(grade[grade.index(flag) + 1], value)
+        self.assertIn("--fast", grade)                      # tests only
+        self.assertIn("--shared-build", grade)
+        self.assertIn("--partials", score)
+        self.assertIn("## partial: passed", rep["md"])
+        calls.clear()
+        rep = self.run_class_steps("partial", self.fake_class_tools(
+            calls, {"1.8-partial-R1": "PASSES", "5.3-partial-R2": "fails"}), "--chapters", "1")
+        self.assertEqual(rep["rc"], 1)
+        self.assertEqual(rep["steps"]["partial"]["status"], "failed")
+        self.assertIn("1.8-partial-R1: passes", rep["steps"]["partial"]["messages"])
+        self.assertEqual(calls[0][-1], "01-reduce-scan-histogram")
+
+    def test_mutation_step_writes_grades_with_the_quick_pass_and_scores(self):
+        calls: list = []
+        mutation = {"score": 0.5, "killed": 1, "counted": 2, "exercises": {"1.2": {
+            "killed_by_sanitizer": 1, "did_not_compile": [], "not_graded": [],
+            "equivalent_but_killed": [],
+            "survived": [{"id": "1.2-cmp_flip-L3-1", "what": "< for <="}]}}}
+        rep = self.run_class_steps("mutation", self.fake_class_tools(calls, mutation=mutation),
+                                   "--max-per-exercise", "2", "--mutation-seed", "5",
+                                   "--class-timeout", "60")
+        self.assertEqual(rep["rc"], 0, rep["steps"])
+        r = rep["steps"]["mutation"]
+        self.assertEqual(r["status"], "passed")   # survivors are figures, not failures
+        self.assertIn("mutation score 50.0 % (1 of 2 killed, 1 only by the sanitizer; 1 survived)",
+                      r["summary"])
+        self.assertIn("survived: 1.2-cmp_flip-L3-1 (< for <=)", r["messages"])
+        write, prepare, grade, score = calls
+        self.assertEqual(write[write.index("--max-per-exercise") + 1], "2")
+        self.assertEqual(write[write.index("--seed") + 1], "5")
+        self.assertNotIn("--fast", grade)                   # tests and the quick sanitizer pass
+        self.assertEqual(grade[grade.index("--timeout") + 1], "60")
+        self.assertIn("--mutants", score)
+        mutation["exercises"]["1.2"]["not_graded"] = [{"id": "1.2-cmp_flip-L3-1"}]
+        calls.clear()
+        rep = self.run_class_steps("mutation", self.fake_class_tools(calls, mutation=mutation),
+                                   "--max-per-exercise", "0")
+        self.assertEqual(rep["steps"]["mutation"]["status"], "failed")
+        self.assertNotIn("--max-per-exercise", calls[0])    # 0: every mutant
+
+    def test_partial_and_mutation_need_a_gpu_and_the_solutions(self):
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            env = {"gpus": [], "gpu_present": False, "nvcc": "13.0"}
+            with contextlib.redirect_stdout(io.StringIO()), \
+                    mock.patch.object(gc, "environment", lambda ctx: env):
+                rc = gc.main(["--out", str(d / "out"), "--steps", "partial,mutation",
+                              "--build-dir", str(d / "b")])
+                rep = json.loads((d / "out" / "report.json").read_text())
+                self.assertEqual(rc, 1)
+                for step in ("partial", "mutation"):
+                    self.assertEqual(rep["steps"][step]["summary"], f"not run: {gc.NO_DEVICE}")
+                rc = gc.main(["--out", str(d / "out2"), "--steps", "partial,mutation",
+                              "--build-dir", str(d / "b"), "--starter-only"])
+                rep = json.loads((d / "out2" / "report.json").read_text())
+                self.assertEqual(rc, 0)
+                for step in ("partial", "mutation"):
+                    self.assertEqual(rep["steps"][step]["status"], "skipped")
 
     def test_bad_step_is_a_usage_error(self):
         with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as cm:

@@ -202,6 +202,70 @@ class RealSolutionsTest(unittest.TestCase):
                 self.assertEqual(m.text.count("\n"), text.count("\n"), m.id)
 
 
+THREE = ("int f(int x) {\n"
+         "  // BEGIN SOLUTION\n  x += 1;\n  // STARTER:\n  // // TODO(9.1): add one\n"
+         "  // END SOLUTION\n"
+         "  // BEGIN SOLUTION\n  x *= 2;\n  // END SOLUTION\n"
+         "  // BEGIN SOLUTION\n  return x;\n  // STARTER:\n  // // TODO(9.1): return it\n"
+         "  //\n  // return 0;\n  // END SOLUTION\n}\n")
+
+
+class PartialStarterTest(unittest.TestCase):
+    def test_fill_keeps_one_placeholder(self):
+        self.assertEqual(mu.count_blocks(THREE), 3)
+        self.assertEqual(mu.fill(THREE, set()), "int f(int x) {\n  x += 1;\n  x *= 2;\n  return x;\n}\n")
+        self.assertEqual(mu.fill(THREE, {1}), "int f(int x) {\n  // TODO(9.1): add one\n  x *= 2;\n"
+                                              "  return x;\n}\n")
+        # a block without a STARTER part becomes make-starter's TODO line
+        self.assertEqual(mu.fill(THREE, {2}, "(9.1): Demo"),
+                         "int f(int x) {\n  x += 1;\n  // TODO(9.1): Demo\n  return x;\n}\n")
+        self.assertEqual(mu.fill(THREE, {3}), "int f(int x) {\n  x += 1;\n  x *= 2;\n"
+                                              "  // TODO(9.1): return it\n\n  return 0;\n}\n")
+
+    def test_every_region_filled_from_the_solution_is_make_starter_s_starter(self):
+        # fill() with every block kept is exactly what tools/make-starter wrote to starter/,
+        # so a partial starter's placeholder is the student's placeholder, byte for byte
+        for ex in select(load_all(ROOT), []):
+            text = (ROOT / ex.source("solution")).read_text()
+            k = mu.count_blocks(text)
+            self.assertEqual(mu.fill(text, set(range(1, k + 1)), f"({ex.id}): {ex.title}"),
+                             (ROOT / ex.source("starter")).read_text(), ex.id)
+
+    def test_partial_starters_of_the_real_exercises(self):
+        ex = select(load_all(ROOT), ["1.8"])[0]
+        found = mu.partial_starters(ROOT, ex)
+        solution = (ROOT / ex.source("solution")).read_text()
+        starter = (ROOT / ex.source("starter")).read_text()
+        self.assertEqual([p.id for p in found], [f"1.8-partial-R{i}" for i in range(1, 5)])
+        for p in found:
+            self.assertEqual((p.regions, p.rel), (4, "01-reduce-scan-histogram/" + ex.file))
+            self.assertNotIn("BEGIN SOLUTION", p.text)
+            self.assertNotEqual(p.text, starter)
+            self.assertTrue(p.todo.startswith("// TODO(1.8)"), p.todo)
+            self.assertIn("BEGIN SOLUTION", solution.splitlines()[p.line - 1])
+        self.assertIn("const unsigned tile = blockIdx.x;", found[2].text)   # the known case
+        self.assertNotIn("s_tile = atomicAdd(tile_counter", found[2].text)
+        self.assertIn("s_tile = atomicAdd(tile_counter", found[0].text)
+        one = select(load_all(ROOT), ["1.1"])[0]
+        self.assertEqual(mu.partial_starters(ROOT, one), [])         # its only one is the starter
+        self.assertEqual(mu.partial_starters(ROOT, one, single=True)[0].text,
+                         (ROOT / one.source("starter")).read_text())
+
+
+class ManifestEquivalentsTest(unittest.TestCase):
+    def test_every_listed_equivalent_mutant_exists_and_says_why(self):
+        # a listing goes stale when the solution's lines move: its id must name a mutant of
+        # the current solution, and its reason must be there for a reviewer to check
+        exercises = {e.id: e for e in select(load_all(ROOT), [])}
+        for ex_id, listed in mu.equivalents(ROOT).items():
+            self.assertIn(ex_id, exercises)
+            ids = {m.id for m in mu.mutants(ROOT, exercises[ex_id])}
+            for mid, why in listed.items():
+                self.assertIn(mid, ids, f"{ex_id}: equivalent_mutants lists {mid}, which "
+                                        f"tools/mutate --list {ex_id} no longer makes")
+                self.assertTrue(why.strip(), f"{mid}: no reason given")
+
+
 class ClassTest(unittest.TestCase):
     def setUp(self):
         self._tmp = tempfile.TemporaryDirectory(prefix="test-mutate-")
@@ -286,6 +350,58 @@ class ClassTest(unittest.TestCase):
         self.assertEqual(code, 0, out)
         self.assertTrue((self.tmp / "out" / "mutation.md").is_file())
         self.assertIn("1.1", json.loads((self.tmp / "out" / "mutation.json").read_text())["exercises"])
+
+    def test_partial_starters_class_and_report(self):
+        dest = self.tmp / "partial"
+        code, out = self.run_tool("--partial-starters", str(dest), "1.1", "1.8", "7.5")
+        self.assertEqual(code, 0, out)
+        data = json.loads((self.tmp / "partial.partial.json").read_text())
+        self.assertEqual(sorted(data["partials"]), ["1.8-partial-R1", "1.8-partial-R2",
+                                                    "1.8-partial-R3", "1.8-partial-R4",
+                                                    "7.5-partial-R1", "7.5-partial-R2"])
+        exercises = select(load_all(ROOT), ["1.8", "7.5"])
+        entries = submissions.discover(dest)
+        self.assertEqual(sorted(e.student for e in entries), sorted(data["partials"]))
+        for e in entries:
+            sub = submissions.map_files(e.path, exercises, student=e.student)
+            self.assertEqual(list(sub.files), [data["partials"][e.student]["exercise"]])
+            self.assertEqual((sub.ignored, sub.problems), ([], {}))
+        graded = self.tmp / "graded"
+        verdicts = {"1.8-partial-R1": "failed", "1.8-partial-R2": "crashed",
+                    "1.8-partial-R3": "compile_error", "1.8-partial-R4": "sanitizer",
+                    "7.5-partial-R1": "failed", "7.5-partial-R2": "failed"}
+        for pid, status in verdicts.items():
+            d = graded / "students" / pid
+            d.mkdir(parents=True)
+            ex = data["partials"][pid]["exercise"]
+            (d / "results.json").write_text(json.dumps(
+                {"cudalab": {"exercises": [{"id": ex, "status": status, "reason": "r"}]}}))
+        listing = str(self.tmp / "partial.partial.json")
+        code, out = self.run_tool("--score", str(graded), "--partials", listing)
+        self.assertEqual(code, 0, out)
+        r = json.loads((graded / "partial.json").read_text())
+        self.assertEqual(r["counts"], {"fails": 5, "does not compile": 1, "PASSES": 0,
+                                       "not graded": 0})
+        self.assertIn("| 1.8 exclusive_scan_decoupled_lookback | 3 of 4 |",
+                      (graded / "partial.md").read_text())
+        # one that passes its tests, one not graded: exit 1, each named
+        (graded / "students" / "7.5-partial-R2" / "results.json").write_text(json.dumps(
+            {"cudalab": {"exercises": [{"id": "7.5", "status": "passed"}]}}))
+        shutil.rmtree(graded / "students" / "7.5-partial-R1")
+        code, out = self.run_tool("--score", str(graded), "--partials", listing)
+        self.assertEqual(code, 1, out)
+        self.assertIn("7.5-partial-R2: passes its tests with region 2 of 2", out)
+        self.assertIn("7.5-partial-R1: not graded", out)
+
+    def test_equivalents_read_why_or_reason(self):
+        root = self.tmp / "root"
+        (root / "chapters" / "09-demo").mkdir(parents=True)
+        (root / "chapters" / "09-demo" / "exercises.toml").write_text(
+            '[[exercise]]\nid = "9.1"\nequivalent_mutants = [\n'
+            '  { id = "9.1-cmp_flip-L3-1", why = "never equal" },\n'
+            '  { id = "9.1-bound-L4-1", reason = "a covered barrier" },\n]\n')
+        self.assertEqual(mu.equivalents(root), {"9.1": {"9.1-cmp_flip-L3-1": "never equal",
+                                                        "9.1-bound-L4-1": "a covered barrier"}})
 
     def test_compile_command_drops_werror(self):
         ex = select(load_all(ROOT), ["1.1"])[0]

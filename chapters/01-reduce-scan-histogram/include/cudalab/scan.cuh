@@ -149,6 +149,40 @@ void exclusive_scan_reduce_then_scan(const int* in, std::size_t n, int* out,
 void exclusive_scan_decoupled_lookback(const int* in, std::size_t n, int* out,
                                        cudaStream_t stream = nullptr);
 
+/// @brief The tile of exclusive_scan_decoupled_lookback: 4096 elements, one block each.
+inline constexpr std::size_t decoupled_lookback_tile = 4096;
+
+/// @brief The scratch exclusive_scan_decoupled_lookback_with_scratch needs for n elements,
+///        in 64-bit words: the tile counter, then one status word per tile.
+/// @param n element count
+/// @return 1 + ⌈n / decoupled_lookback_tile⌉
+constexpr std::size_t decoupled_lookback_scratch_words(std::size_t n) {
+  return 1 + (n + decoupled_lookback_tile - 1) / decoupled_lookback_tile;
+}
+
+/// @brief Exercise 1.8 on the caller's scratch memory:
+///        exclusive_scan_decoupled_lookback, whose scratch is left as the kernel
+///        left it, so a test can check how the tiles were taken.
+///
+/// The scan is that of exclusive_scan_decoupled_lookback (which calls this
+/// function with an AsyncBuffer). The function clears the scratch in stream
+/// order before the kernel starts. Afterwards, the low 32 bits of word 0 hold
+/// the tile counter: every block took its tile id from it with one
+/// `atomicAdd`, so it equals the number of tiles, ⌈n / 4096⌉. Words 1 to
+/// ⌈n / 4096⌉ hold the tiles' status words. Nothing past them is touched.
+/// See the common contract in the file description for the other parameters and errors.
+/// @param in      device pointer to n int32 elements
+/// @param n       element count, 0 ≤ n ≤ max_elements
+/// @param out     device pointer to n int32 elements (may equal `in`)
+/// @param scratch device pointer to decoupled_lookback_scratch_words(n) 64-bit words
+/// @param stream  the stream to run on
+/// @throws std::invalid_argument when `in`, `out` or `scratch` is null and n > 0,
+///         or when n > max_elements; nothing is launched then.
+/// @throws cudalab::CudaError when a CUDA call or a launch fails.
+void exclusive_scan_decoupled_lookback_with_scratch(const int* in, std::size_t n, int* out,
+                                                    unsigned long long* scratch,
+                                                    cudaStream_t stream = nullptr);
+
 /// @brief Addition modulo 2^32, identity 0: the operator of a segmented prefix sum.
 struct Plus {
   /// The identity: x + 0 = x.
