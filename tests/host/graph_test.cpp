@@ -373,7 +373,7 @@ TEST(GraphPairHashWeights, BothDirectionsAndCopiesAgreeInRangeAndSeeded) {
 // GPU tests of chapters 5 and 6 compare with agrees with Boost.Graph's on it.
 TEST(GraphRoadData, LuxembourgOsmLoadsWeightedAndSymmetric) {
   const auto g = load_luxembourg_osm();
-  if (!g) GTEST_SKIP() << kLuxembourgFile << " is not in CUDALAB_DATA_DIR (tools/fetch-data)";
+  if (!g) GTEST_SKIP() << kLuxembourgFile << " is not in CUDALAB_DATA_DIR (SuiteSparse Matrix Collection, DIMACS10/luxembourg_osm)";
   EXPECT_NO_THROW(g->validate());
   EXPECT_EQ(g->num_vertices(), kLuxembourgVertices);
   EXPECT_EQ(g->num_edges(), 2u * 119666u) << "119,666 roads, both directions";
@@ -513,7 +513,7 @@ TEST(GraphDijkstraReference, AgreesWithBoostGraph) {
 // network (0, n / 2, n - 1): their reference is Boost.Graph's answer.
 TEST(GraphDijkstraReference, AgreesWithBoostGraphOnLuxembourgOsm) {
   const auto g = load_luxembourg_osm();
-  if (!g) GTEST_SKIP() << kLuxembourgFile << " is not in CUDALAB_DATA_DIR (tools/fetch-data)";
+  if (!g) GTEST_SKIP() << kLuxembourgFile << " is not in CUDALAB_DATA_DIR (SuiteSparse Matrix Collection, DIMACS10/luxembourg_osm)";
   const auto n = static_cast<vertex_t>(g->num_vertices());
   for (const vertex_t s : {vertex_t{0}, n / 2, n - 1})
     expect_same_as_boost(*g, s, std::string(kLuxembourgName));
