@@ -212,7 +212,9 @@ TEST_F(HeapDijkstraWarpHeap, NewYorkRoadGraph) {
 // The CPU reference agrees with Boost.Graph on these sources (host/graph).
 TEST_F(HeapDijkstraWarpHeap, LuxembourgOsmHashedWeights1To100) {
   const std::optional<Csr> g = cudalab::graph::load_luxembourg_osm();
-  if (!g) GTEST_SKIP() << cudalab::graph::kLuxembourgFile << " is not in CUDALAB_DATA_DIR (SuiteSparse Matrix Collection, DIMACS10/luxembourg_osm)";
+  if (!g)
+    GTEST_SKIP() << cudalab::graph::kLuxembourgFile
+                 << " is not in CUDALAB_DATA_DIR (SuiteSparse Matrix Collection, DIMACS10/luxembourg_osm)";
   const auto n = static_cast<vertex_t>(g->num_vertices());
   const std::vector<vertex_t> sources = {0, n / 2, n - 1};
   CUDALAB_SKIP_IF_ABOVE_MAX_N(lane_work(*g, sources.size()));

@@ -308,7 +308,9 @@ inline void run_road(const Spec& spec, std::uint64_t s) {
 /// runs skip the graph (vertices x rounds above their CUDALAB_MAX_N).
 inline void run_luxembourg(const Spec& spec, std::uint64_t s) {
   const std::optional<Csr> g = graph::load_luxembourg_osm();
-  if (!g) GTEST_SKIP() << graph::kLuxembourgFile << " is not in CUDALAB_DATA_DIR (SuiteSparse Matrix Collection, DIMACS10/luxembourg_osm)";
+  if (!g)
+    GTEST_SKIP() << graph::kLuxembourgFile
+                 << " is not in CUDALAB_DATA_DIR (SuiteSparse Matrix Collection, DIMACS10/luxembourg_osm)";
   const std::size_t n = g->num_vertices();
   CUDALAB_SKIP_IF_ABOVE_MAX_N(round_work(n, 1000));  // about a thousand rounds, buckets or more
   const bool one_source = spec.max_vertices != std::numeric_limits<std::size_t>::max();

@@ -308,7 +308,8 @@ TEST(GraphMatrixMarket, BadInputGivesTypedErrorsAndChangesNothing) {
       // non-numeric
       {"n1.mtx", pat + "3 3 1\n2 b\n", 3, "column index 'b' is not an integer"},
       {"n2.mtx", pat + "three 3 1\n", 2, "row count 'three' is not an integer"},
-      {"n3.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 2 1.5\n", 3, "value '1.5' is not an integer"},
+      {"n3.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 2 1.5\n", 3,
+       "value '1.5' is not an integer"},
       {"n4.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 nan\n", 3, "'nan' is not a finite number"},
       {"n5.mtx", pat + "3 3 1\n2 1 7\n", 3, "unexpected '7'"},  // a value in a pattern file
   };
@@ -373,7 +374,9 @@ TEST(GraphPairHashWeights, BothDirectionsAndCopiesAgreeInRangeAndSeeded) {
 // GPU tests of chapters 5 and 6 compare with agrees with Boost.Graph's on it.
 TEST(GraphRoadData, LuxembourgOsmLoadsWeightedAndSymmetric) {
   const auto g = load_luxembourg_osm();
-  if (!g) GTEST_SKIP() << kLuxembourgFile << " is not in CUDALAB_DATA_DIR (SuiteSparse Matrix Collection, DIMACS10/luxembourg_osm)";
+  if (!g)
+    GTEST_SKIP() << kLuxembourgFile
+                 << " is not in CUDALAB_DATA_DIR (SuiteSparse Matrix Collection, DIMACS10/luxembourg_osm)";
   EXPECT_NO_THROW(g->validate());
   EXPECT_EQ(g->num_vertices(), kLuxembourgVertices);
   EXPECT_EQ(g->num_edges(), 2u * 119666u) << "119,666 roads, both directions";
@@ -513,7 +516,9 @@ TEST(GraphDijkstraReference, AgreesWithBoostGraph) {
 // network (0, n / 2, n - 1): their reference is Boost.Graph's answer.
 TEST(GraphDijkstraReference, AgreesWithBoostGraphOnLuxembourgOsm) {
   const auto g = load_luxembourg_osm();
-  if (!g) GTEST_SKIP() << kLuxembourgFile << " is not in CUDALAB_DATA_DIR (SuiteSparse Matrix Collection, DIMACS10/luxembourg_osm)";
+  if (!g)
+    GTEST_SKIP() << kLuxembourgFile
+                 << " is not in CUDALAB_DATA_DIR (SuiteSparse Matrix Collection, DIMACS10/luxembourg_osm)";
   const auto n = static_cast<vertex_t>(g->num_vertices());
   for (const vertex_t s : {vertex_t{0}, n / 2, n - 1})
     expect_same_as_boost(*g, s, std::string(kLuxembourgName));

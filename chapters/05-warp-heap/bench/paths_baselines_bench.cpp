@@ -69,7 +69,8 @@ void run_boost(benchmark::State& state, std::size_t threads, std::size_t timed, 
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * kSources * n * 8);
   state.counters["n"] = static_cast<double>(kSources * n);
   state.counters["threads"] = static_cast<double>(threads);
-  state.SetLabel((lux ? luxembourg_label() : graph_label()) + ", " + std::to_string(timed) + " of " + std::to_string(src.size()) +
+  state.SetLabel((lux ? luxembourg_label() : graph_label()) + ", " + std::to_string(timed) + " of " +
+                 std::to_string(src.size()) +
                  " sources timed, scaled");
 #else
   (void)threads;

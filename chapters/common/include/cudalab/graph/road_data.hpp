@@ -50,7 +50,9 @@ inline constexpr weight_t kRoadMaxWeight = 100;
 
 /// @brief Weights a road graph loaded without lengths by the rule above.
 /// Work O(n + m).
-inline Csr weight_roads(Csr g) { return pair_hash_weights(std::move(g), kRoadWeightSeed, kRoadMinWeight, kRoadMaxWeight); }
+inline Csr weight_roads(Csr g) {
+  return pair_hash_weights(std::move(g), kRoadWeightSeed, kRoadMinWeight, kRoadMaxWeight);
+}
 
 /// @brief The Luxembourg road network with lengths 1..100 by the rule above,
 ///        when `luxembourg_osm.mtx` is in `CUDALAB_DATA_DIR`.
