@@ -19,6 +19,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -31,6 +32,7 @@
 #include "cudalab/graph/dijkstra_reference.hpp"
 #include "cudalab/graph/generators.hpp"
 #include "cudalab/graph/io.hpp"
+#include "cudalab/graph/road_data.hpp"
 #include "cudalab/sssp.cuh"
 #include "cudalab/test/harness.hpp"
 #include "sssp_reference.hpp"
@@ -295,6 +297,30 @@ inline void run_road(const Spec& spec, std::uint64_t s) {
   check_graph(spec, g, static_cast<vertex_t>(s % g.num_vertices()), s, "the same, from a seeded source");
 }
 
+/// The Luxembourg road network (cudalab/graph/road_data.hpp: luxembourg_osm.mtx
+/// from CUDALAB_DATA_DIR, road lengths 1..100 by the seeded hash of each
+/// vertex pair), from the fixed sources 0, n / 2 and n - 1: 114,599
+/// vertices of degree 2 to 6 and about a thousand edges between far
+/// vertices, so a thousand or more Bellman-Ford rounds and delta-stepping
+/// buckets. The reference is the CPU Dijkstra, which the host test
+/// host/graph checks against Boost.Graph's on these sources. 6.1 (one vertex
+/// settled per step, n steps) runs from the first source only; sanitizer
+/// runs skip the graph (vertices x rounds above their CUDALAB_MAX_N).
+inline void run_luxembourg(const Spec& spec, std::uint64_t s) {
+  const std::optional<Csr> g = graph::load_luxembourg_osm();
+  if (!g)
+    GTEST_SKIP() << graph::kLuxembourgFile
+                 << " is not in CUDALAB_DATA_DIR (SuiteSparse Matrix Collection, DIMACS10/luxembourg_osm)";
+  const std::size_t n = g->num_vertices();
+  CUDALAB_SKIP_IF_ABOVE_MAX_N(round_work(n, 1000));  // about a thousand rounds, buckets or more
+  const bool one_source = spec.max_vertices != std::numeric_limits<std::size_t>::max();
+  const std::vector<vertex_t> sources = {0, static_cast<vertex_t>(n / 2), static_cast<vertex_t>(n - 1)};
+  for (std::size_t i = 0; i < (one_source ? 1 : sources.size()) && !::testing::Test::HasFatalFailure(); ++i)
+    check_graph(spec, *g, sources[i], s,
+                std::string("the road network of Luxembourg (") + graph::kLuxembourgFile +
+                    ", lengths 1..100 hashed per road, both directions alike)");
+}
+
 /// A DAG with negative weights (edges from lower to higher ids), so no cycle.
 inline Csr negative_dag(std::size_t n, std::size_t m, std::uint64_t s) {
   const Csr r = reference::random_multigraph(n, m, s, -1000, 1000);
@@ -330,8 +356,8 @@ void expect_invalid(const Spec& spec, F&& call, const std::string& what) {
 }  // namespace cudalab::test::sssp
 
 /// Instantiates the battery for one exercise: suites SUITE (the edge sizes on
-/// random multigraphs), SUITE##Graphs (special graphs, the road graph, a
-/// repeated large run), SUITE##Negative (Bellman-Ford exercises: negative
+/// random multigraphs), SUITE##Graphs (special graphs, the road graphs of New
+/// York and Luxembourg, a repeated large run), SUITE##Negative (Bellman-Ford exercises: negative
 /// weights and cycles) and SUITE##Args (bad input, no GPU needed). `spec` is
 /// a function returning the exercise's Spec.
 #define CUDALAB_SSSP_BATTERY(SUITE, spec)                                                                       \
@@ -370,6 +396,9 @@ void expect_invalid(const Spec& spec, F&& call, const std::string& what) {
     ::cudalab::test::sssp::run_case(spec(), "large_weights", ::cudalab::test::seed());                          \
   }                                                                                                             \
   TEST_F(SUITE##Graphs, RoadGraphNewYork) { ::cudalab::test::sssp::run_road(spec(), ::cudalab::test::seed()); } \
+  TEST_F(SUITE##Graphs, RoadGraphLuxembourgOsmHashedWeights1To100) {                                            \
+    ::cudalab::test::sssp::run_luxembourg(spec(), ::cudalab::test::seed());                                     \
+  }                                                                                                             \
   TEST_F(SUITE##Graphs, RepeatedLarge) {                                                                        \
     const std::size_t n = std::size_t{1} << 18;                                                                 \
     CUDALAB_SSSP_SKIP_IF_TOO_LARGE(spec(), n);                                                                  \

@@ -2,9 +2,11 @@
 // Run: tools/grade 7.6   or   build/default/bin/build_large_nodes_test_starter
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <limits>
 #include <stdexcept>
 #include <tuple>
+#include <utility>
 
 #include "cudalab/ply.hpp"
 #include "kdtree_test_util.cuh"
@@ -17,8 +19,9 @@ constexpr const char* kExercise = "7.6 build_large_nodes";
 // Builds on the GPU and checks against the reference builder: node, small
 // and level counts, depth, the points per level, and every invariant of the
 // tree (reference::check_tree).
+// When `out` is not null it receives the GPU's nodes[0 .. result.nodes).
 void expect_tree(const std::vector<float3>& points, std::size_t threshold, int max_depth, std::uint64_t seed,
-                 const std::string& what) {
+                 const std::string& what, std::vector<Node>* out = nullptr) {
   const std::size_t n = points.size();
   const reference::Tree want = reference::build(points, threshold, max_depth);
   const std::size_t capacity = want.nodes.size() + 7;
@@ -48,6 +51,26 @@ void expect_tree(const std::vector<float3>& points, std::size_t threshold, int m
   small_ids.resize(got.small);
   EXPECT_EQ(reference::check_tree(points, tree, small_ids, leaf_points.download(), threshold, max_depth), "")
       << ctx << "the tree's invariants";
+  if (out != nullptr) *out = std::move(tree);
+}
+
+// Writes `nodes` as CSV to `path` for chapters/07-kdtree-large-nodes/tools/
+// draw_kdtree.py: a header line, then one line per node in node order:
+// id, depth, axis (-1: not split), split, left, right, count, and the cell
+// lo_x, lo_y, lo_z, hi_x, hi_y, hi_z (floats printed with 9 significant
+// digits, enough to read each float back exactly).
+void write_nodes_csv(const std::string& path, const std::vector<Node>& nodes) {
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error("cannot write " + path);
+  f.precision(9);
+  f << "id,depth,axis,split,left,right,count,lo_x,lo_y,lo_z,hi_x,hi_y,hi_z\n";
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const Node& v = nodes[i];
+    f << i << ',' << v.depth << ',' << v.axis << ',' << v.split << ',' << v.left << ',' << v.right << ','
+      << v.count << ',' << v.box.lo.x << ',' << v.box.lo.y << ',' << v.box.lo.z << ',' << v.box.hi.x << ','
+      << v.box.hi.y << ',' << v.box.hi.z << '\n';
+  }
+  if (!f.flush()) throw std::runtime_error("error writing " + path);
 }
 
 std::string case_name(const ::testing::TestParamInfo<std::tuple<std::size_t, Cloud>>& info) {
@@ -87,9 +110,19 @@ TEST_F(KdtreeBuildLargeNodesCases, StanfordBunny) {
   const std::string path = bunny_path();
   if (path.empty()) GTEST_SKIP() << bunny_missing();
   const std::vector<float3> p = cudalab::read_ply_points(path);
+  // CUDALAB_KDTREE_NODES_CSV=FILE: the nodes of the T = 32 tree (the
+  // benchmark's threshold), once checked, are written to FILE as CSV
+  // (write_nodes_csv), the input of tools/draw_kdtree.py, which draws the
+  // lesson's picture of the first levels.
+  const char* csv = std::getenv("CUDALAB_KDTREE_NODES_CSV");
   for (const std::size_t t : {std::size_t{1}, std::size_t{32}}) {
-    expect_tree(p, t, 64, 0, "the Stanford bunny");
+    std::vector<Node> tree;
+    expect_tree(p, t, 64, 0, "the Stanford bunny", &tree);
     if (HasFailure()) return;
+    if (t == 32 && csv != nullptr && *csv != '\0') {
+      write_nodes_csv(csv, tree);
+      std::cout << "[ bunny ] " << tree.size() << " nodes written to " << csv << std::endl;
+    }
   }
 }
 

@@ -20,6 +20,7 @@
 #include "cudalab/graph/dijkstra_reference.hpp"
 #include "cudalab/graph/generators.hpp"
 #include "cudalab/graph/io.hpp"
+#include "cudalab/graph/road_data.hpp"
 #ifdef CUDALAB_HAVE_BOOST_GRAPH
 #include "cudalab/graph/boost_dijkstra.hpp"
 #endif
@@ -270,6 +271,132 @@ TEST(GraphMatrixMarket, MalformedFilesNameFileAndLine) {
                      3, "does not fit");
 }
 
+// The cases of issue 22: a truncated file, a wrong header, an out-of-range
+// index, a count mismatch, a non-numeric field; each a ParseError naming the
+// file and line, and the caller's graph unchanged.
+TEST(GraphMatrixMarket, BadInputGivesTypedErrorsAndChangesNothing) {
+  TempDir dir;
+  auto load = [](const std::string& p) { return load_matrix_market(p); };
+  const std::string pat = "%%MatrixMarket matrix coordinate pattern symmetric\n";
+  struct Case {
+    const char* name;
+    std::string text;
+    long line;
+    const char* words;
+  };
+  const Case cases[] = {
+      // truncated: cut after the header, in the size line, in an entry, before the last entries
+      {"t1.mtx", pat, 0, "no size line"},
+      {"t2.mtx", pat + "% c\n4 4", 3, "missing entry count"},
+      {"t3.mtx", pat + "4 4 2\n2 1\n4", 4, "missing column index"},
+      {"t4.mtx", pat + "4 4 3\n2 1\n4 3\n", 0, "declares 3 entries (line 2) but has 2"},
+      {"t5.mtx", "", 1, "not a Matrix Market file"},
+      // wrong header
+      {"h1.mtx", "%MatrixMarket matrix coordinate pattern symmetric\n1 1 0\n", 1, "not a Matrix Market file"},
+      {"h2.mtx", "%%MatrixMarket vector coordinate pattern general\n", 1, "only 'matrix' objects"},
+      {"h3.mtx", "%%MatrixMarket matrix coordinate pattern hermitian\n", 1, "symmetry 'hermitian'"},
+      {"h4.mtx", "%%MatrixMarket matrix coordinate pattern\n", 1, "symmetry '' is not supported"},
+      {"h5.mtx", "%%MatrixMarket matrix coordinate pattern general extra\n", 1, "unexpected 'extra'"},
+      // out-of-range indices
+      {"r1.mtx", pat + "3 3 1\n4 1\n", 3, "row index '4' is outside [1, 3]"},
+      {"r2.mtx", pat + "3 3 1\n2 0\n", 3, "column index '0' is outside [1, 3]"},
+      {"r3.mtx", pat + "3 3 1\n-1 1\n", 3, "row index '-1' is outside"},
+      {"r4.mtx", pat + "3 3 1\n1 2\n", 3, "above the diagonal"},
+      // count mismatch
+      {"c1.mtx", pat + "3 3 1\n2 1\n3 2\n", 4, "more entries than the 1 declared on line 2"},
+      {"c2.mtx", pat + "3 3 -1\n", 2, "entry count '-1' is outside"},
+      // non-numeric
+      {"n1.mtx", pat + "3 3 1\n2 b\n", 3, "column index 'b' is not an integer"},
+      {"n2.mtx", pat + "three 3 1\n", 2, "row count 'three' is not an integer"},
+      {"n3.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 2 1.5\n", 3,
+       "value '1.5' is not an integer"},
+      {"n4.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 nan\n", 3, "'nan' is not a finite number"},
+      {"n5.mtx", pat + "3 3 1\n2 1 7\n", 3, "unexpected '7'"},  // a value in a pattern file
+  };
+  const std::string good = dir.write("good.mtx", pat + "3 3 2\n2 1\n3 2\n");
+  const Csr before = load_matrix_market(good);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string path = dir.write(c.name, c.text);
+    expect_parse_error(load, path, c.line, c.words);
+    Csr g = before;
+    EXPECT_THROW(g = load_graph(path), cudalab::ParseError);
+    EXPECT_EQ(g.row_offsets, before.row_offsets);
+    EXPECT_EQ(g.col_indices, before.col_indices);
+    EXPECT_EQ(g.weights, before.weights);
+  }
+}
+
+TEST(GraphMatrixMarket, SymmetricSelfLoopsOnceDuplicatesKept) {
+  TempDir dir;
+  const Csr g = load_matrix_market(dir.write("s.mtx",
+                                             "%%MatrixMarket Matrix Coordinate Pattern Symmetric\n"
+                                             "%\n"
+                                             "\n"
+                                             "3 3 4\n"
+                                             "2 1\n"
+                                             "3 3\n"
+                                             "2 1\n"
+                                             "3 1\n"));
+  // 2-1 twice (both directions each), 3-3 once, 3-1 both directions.
+  EXPECT_EQ(g.row_offsets, (std::vector<offset_t>{0, 3, 5, 7}));
+  EXPECT_EQ(g.col_indices, (std::vector<vertex_t>{1, 1, 2, 0, 0, 2, 0}));
+  EXPECT_EQ(g.weights, std::vector<weight_t>(7, 1));
+}
+
+// ----------------------------------------------------- weighting, real data
+
+TEST(GraphPairHashWeights, BothDirectionsAndCopiesAgreeInRangeAndSeeded) {
+  const Csr g = csr_from_edges(5, {{0, 1, 1}, {1, 0, 1}, {1, 0, 1}, {3, 4, 1}, {4, 3, 1}, {2, 2, 1}, {4, 0, 1}});
+  const Csr w = pair_hash_weights(g, 7, 1, 100);
+  EXPECT_EQ(w.row_offsets, g.row_offsets);
+  EXPECT_EQ(w.col_indices, g.col_indices);
+  for (std::size_t u = 0; u < w.num_vertices(); ++u)
+    for (offset_t e = w.row_offsets[u]; e < w.row_offsets[u + 1]; ++e) {
+      const vertex_t v = w.col_indices[e];
+      EXPECT_EQ(w.weights[e], pair_hash_weight(v, static_cast<vertex_t>(u), 7, 1, 100));
+      EXPECT_GE(w.weights[e], 1);
+      EXPECT_LE(w.weights[e], 100);
+    }
+  EXPECT_EQ(w.weights[0], w.weights[1]);  // 0 -> 1 and 1 -> 0
+  EXPECT_EQ(w.weights[1], w.weights[2]);  // the parallel copy
+  EXPECT_EQ(pair_hash_weights(g, 7, 1, 100).weights, w.weights);
+  const Csr big = pair_hash_weights(grid_2d(30, 30, 1, 1, 1), 7, 1, 100);
+  EXPECT_NE(pair_hash_weights(big, 8, 1, 100).weights, big.weights);
+  const Csr t = transpose(big);
+  EXPECT_EQ(t.weights, big.weights) << "a symmetric graph stays symmetric";
+  EXPECT_EQ(pair_hash_weights(g, 7, 5, 5).weights, std::vector<weight_t>(7, 5));
+  EXPECT_THROW(pair_hash_weights(g, 7, 3, 2), std::invalid_argument);
+}
+
+// The Luxembourg road network (CUDALAB_DATA_DIR): the counts of its README,
+// symmetric, weighted by the documented rule; and the CPU Dijkstra that the
+// GPU tests of chapters 5 and 6 compare with agrees with Boost.Graph's on it.
+TEST(GraphRoadData, LuxembourgOsmLoadsWeightedAndSymmetric) {
+  const auto g = load_luxembourg_osm();
+  if (!g)
+    GTEST_SKIP() << kLuxembourgFile
+                 << " is not in CUDALAB_DATA_DIR (SuiteSparse Matrix Collection, DIMACS10/luxembourg_osm)";
+  EXPECT_NO_THROW(g->validate());
+  EXPECT_EQ(g->num_vertices(), kLuxembourgVertices);
+  EXPECT_EQ(g->num_edges(), 2u * 119666u) << "119,666 roads, both directions";
+  EXPECT_LE(g->max_degree(), 6u);
+  EXPECT_FALSE(g->has_negative_weights());
+  for (const weight_t w : g->weights) {
+    ASSERT_GE(w, kRoadMinWeight);
+    ASSERT_LE(w, kRoadMaxWeight);
+  }
+  const Csr t = transpose(*g);
+  EXPECT_EQ(t.row_offsets, g->row_offsets);
+  EXPECT_EQ(t.weights.size(), g->weights.size());
+  for (std::size_t u = 0; u < g->num_vertices(); ++u)
+    for (offset_t e = g->row_offsets[u]; e < g->row_offsets[u + 1]; ++e)
+      ASSERT_EQ(g->weights[e], pair_hash_weight(static_cast<vertex_t>(u), g->col_indices[e], kRoadWeightSeed,
+                                                kRoadMinWeight, kRoadMaxWeight));
+  const ShortestPaths sp = dijkstra_reference(*g, 0);
+  for (std::size_t v = 0; v < sp.dist.size(); ++v) ASSERT_NE(sp.dist[v], kUnreachable) << "one component: " << v;
+}
+
 // -------------------------------------------------------------- generators
 
 TEST(GraphGenerators, GridHasFourNeighboursAndSymmetricWeights) {
@@ -383,6 +510,18 @@ TEST(GraphDijkstraReference, AgreesWithBoostGraph) {
                        "self loops, parallel and zero-weight edges, an unreachable vertex");
   const Csr big = grid_2d(300, 300, 15, 1, 100000);
   expect_same_as_boost(big, 45150, "grid 300 x 300, large weights");
+}
+
+// The sources the GPU tests of chapters 5 and 6 use on the Luxembourg road
+// network (0, n / 2, n - 1): their reference is Boost.Graph's answer.
+TEST(GraphDijkstraReference, AgreesWithBoostGraphOnLuxembourgOsm) {
+  const auto g = load_luxembourg_osm();
+  if (!g)
+    GTEST_SKIP() << kLuxembourgFile
+                 << " is not in CUDALAB_DATA_DIR (SuiteSparse Matrix Collection, DIMACS10/luxembourg_osm)";
+  const auto n = static_cast<vertex_t>(g->num_vertices());
+  for (const vertex_t s : {vertex_t{0}, n / 2, n - 1})
+    expect_same_as_boost(*g, s, std::string(kLuxembourgName));
 }
 
 TEST(GraphDijkstraReference, BoostRejectsNegativeWeightsToo) {

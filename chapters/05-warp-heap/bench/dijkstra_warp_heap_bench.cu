@@ -1,5 +1,7 @@
 // Benchmark of cudalab::heap::dijkstra_warp_heap (5.4): 1024 sources on the
-// New York road graph (or a generated graph of its size), beside Boost.Graph's
+// New York road graph (or a generated graph of its size), and on the road
+// network of Luxembourg when luxembourg_osm.mtx is in CUDALAB_DATA_DIR
+// ("dijkstra_warp_heap/luxembourg_osm_w1to100/114599/1024"), beside Boost.Graph's
 // Dijkstra on one host core and on all of them
 // (bench/paths_baselines_bench.cpp) in the same run.
 #include <benchmark/benchmark.h>
@@ -90,79 +92,92 @@ __global__ void certificate_vertices_kernel(std::size_t n, const vertex_t* sourc
   }
 }
 
-// "dijkstra_warp_heap/int32/264346/1024": all distances from 1024 sources,
+// "dijkstra_warp_heap/int32/264346/1024" (and ".../luxembourg_osm_w1to100/
+// 114599/1024"): all distances from 1024 sources,
 // one warp and one heap of 1024 nodes (32,768 entries) per source. The graph
 // keeps its edges; before every call its edges get new weights (jitter
 // above); after the last call every row of distances is checked by the
 // certificate above, and every flag must be 0. Items = sources x vertices
 // (distances computed); bytes = the distance rows written once (each run
 // reads the graph at least once per source, uncounted).
-const bool registered = [] {
-  auto* b = benchmark::RegisterBenchmark("dijkstra_warp_heap/int32", [](benchmark::State& state) {
-    using namespace cudalab;
-    namespace paths = cudalab::bench::paths;
-    if (!bench::require_device(state)) return;
-    const graph::Csr& g = paths::road_graph();
-    const auto& src = paths::sources();
-    const std::size_t n = g.num_vertices(), k = src.size(), m = g.num_edges();
-    const DeviceBuffer<offset_t> rows(g.row_offsets);
-    const DeviceBuffer<vertex_t> cols(g.col_indices);
-    const DeviceBuffer<weight_t> base(g.weights);
-    DeviceBuffer<weight_t> weights(m);
-    const graph::CsrView view{n, m, rows.data(), cols.data(), weights.data(), false};
-    weight_t lo = 1, hi = 1;
-    if (m > 0) {
-      const auto [min_w, max_w] = std::minmax_element(g.weights.begin(), g.weights.end());
-      lo = std::max<weight_t>(1, *min_w);
-      hi = std::max(lo, *max_w);
-    }
-    const DeviceBuffer<vertex_t> d_sources(src);
-    DeviceBuffer<dist64_t> dist(k * n);
-    DeviceBuffer<unsigned> flags(k);
-    heap::HeapStorage storage(k, 1024);
-    bench::Fresh fresh;
-    fresh.refresh = [&](cudaStream_t s) {
-      if (m == 0) return;
-      jitter_weights_kernel<<<4 * sm_count(), 256, 0, s>>>(weights.data(), base.data(), m, bench::next_seed(), lo,
-                                                           hi);
+// One benchmark: all distances from the sources `src` on `g`, labelled `label`.
+void run_paths(benchmark::State& state, const cudalab::graph::Csr& g, const std::vector<vertex_t>& src,
+               const std::string& label) {
+  using namespace cudalab;
+  if (!bench::require_device(state)) return;
+  const std::size_t n = g.num_vertices(), k = src.size(), m = g.num_edges();
+  const DeviceBuffer<offset_t> rows(g.row_offsets);
+  const DeviceBuffer<vertex_t> cols(g.col_indices);
+  const DeviceBuffer<weight_t> base(g.weights);
+  DeviceBuffer<weight_t> weights(m);
+  const graph::CsrView view{n, m, rows.data(), cols.data(), weights.data(), false};
+  weight_t lo = 1, hi = 1;
+  if (m > 0) {
+    const auto [min_w, max_w] = std::minmax_element(g.weights.begin(), g.weights.end());
+    lo = std::max<weight_t>(1, *min_w);
+    hi = std::max(lo, *max_w);
+  }
+  const DeviceBuffer<vertex_t> d_sources(src);
+  DeviceBuffer<dist64_t> dist(k * n);
+  DeviceBuffer<unsigned> flags(k);
+  heap::HeapStorage storage(k, 1024);
+  bench::Fresh fresh;
+  fresh.refresh = [&](cudaStream_t s) {
+    if (m == 0) return;
+    jitter_weights_kernel<<<4 * sm_count(), 256, 0, s>>>(weights.data(), base.data(), m, bench::next_seed(), lo,
+                                                         hi);
+    CUDALAB_CHECK_LAUNCH();
+  };
+  fresh.verify = [&]() -> std::string {
+    const auto f = flags.download();
+    if (std::any_of(f.begin(), f.end(), [](unsigned x) { return x != 0; }))
+      return "flags != 0 (a heap overflowed): the distances are not valid; raise the capacity";
+    DeviceBuffer<unsigned long long> bad(std::vector<unsigned long long>{0, 0, 0});
+    DeviceBuffer<unsigned char> tight(k * n);
+    tight.fill_bytes(0);
+    const dim3 grid(std::max<unsigned>(1, std::min<unsigned>(256, static_cast<unsigned>((n + 7) / 8))),
+                    static_cast<unsigned>(std::min<std::size_t>(k, 65535)));
+    if (k > 0) {
+      certificate_edges_kernel<<<grid, 256>>>(rows.data(), cols.data(), weights.data(), n, k, dist.data(),
+                                              tight.data(), bad.data());
       CUDALAB_CHECK_LAUNCH();
-    };
-    fresh.verify = [&]() -> std::string {
-      const auto f = flags.download();
-      if (std::any_of(f.begin(), f.end(), [](unsigned x) { return x != 0; }))
-        return "flags != 0 (a heap overflowed): the distances are not valid; raise the capacity";
-      DeviceBuffer<unsigned long long> bad(std::vector<unsigned long long>{0, 0, 0});
-      DeviceBuffer<unsigned char> tight(k * n);
-      tight.fill_bytes(0);
-      const dim3 grid(std::max<unsigned>(1, std::min<unsigned>(256, static_cast<unsigned>((n + 7) / 8))),
-                      static_cast<unsigned>(std::min<std::size_t>(k, 65535)));
-      if (k > 0) {
-        certificate_edges_kernel<<<grid, 256>>>(rows.data(), cols.data(), weights.data(), n, k, dist.data(),
-                                                tight.data(), bad.data());
-        CUDALAB_CHECK_LAUNCH();
-        certificate_vertices_kernel<<<8 * sm_count(), 256>>>(n, d_sources.data(), k, dist.data(), tight.data(),
-                                                             bad.data());
-        CUDALAB_CHECK_LAUNCH();
-      }
-      const std::vector<unsigned long long> w = bad.download();
-      if (w[1] != 0) return std::to_string(w[1]) + " of " + std::to_string(k) + " rows have dist[source] != 0";
-      if (w[0] != 0) return std::to_string(w[0]) + " edges (u, v, w) have dist[v] > dist[u] + w (a row too long)";
-      if (w[2] != 0)
-        return std::to_string(w[2]) + " finite distances have no in-edge (u, v, w) with dist[v] = dist[u] + w "
-                                      "(no path of that length; or unreached, not kUnreachable)";
-      return "";
-    };
-    bench::time_runs(
-        state,
-        [&](cudaStream_t s) {
-          heap::dijkstra_warp_heap(view, d_sources.data(), k, nullptr, 0, dist.data(), flags.data(), storage.view(),
-                                   nullptr, s);
-        },
-        k * n * sizeof(dist64_t), k * n, fresh);
-    state.SetLabel(paths::graph_label());
+      certificate_vertices_kernel<<<8 * sm_count(), 256>>>(n, d_sources.data(), k, dist.data(), tight.data(),
+                                                           bad.data());
+      CUDALAB_CHECK_LAUNCH();
+    }
+    const std::vector<unsigned long long> w = bad.download();
+    if (w[1] != 0) return std::to_string(w[1]) + " of " + std::to_string(k) + " rows have dist[source] != 0";
+    if (w[0] != 0) return std::to_string(w[0]) + " edges (u, v, w) have dist[v] > dist[u] + w (a row too long)";
+    if (w[2] != 0)
+      return std::to_string(w[2]) + " finite distances have no in-edge (u, v, w) with dist[v] = dist[u] + w "
+                                    "(no path of that length; or unreached, not kUnreachable)";
+    return "";
+  };
+  bench::time_runs(
+      state,
+      [&](cudaStream_t s) {
+        heap::dijkstra_warp_heap(view, d_sources.data(), k, nullptr, 0, dist.data(), flags.data(), storage.view(),
+                                 nullptr, s);
+      },
+      k * n * sizeof(dist64_t), k * n, fresh);
+  state.SetLabel(label);
+}
+
+const bool registered = [] {
+  namespace paths = cudalab::bench::paths;
+  auto* b = benchmark::RegisterBenchmark("dijkstra_warp_heap/int32", [](benchmark::State& state) {
+    run_paths(state, paths::road_graph(), paths::sources(), paths::graph_label());
   });
-  b->Args({cudalab::bench::paths::kVertices, cudalab::bench::paths::kSources});
+  b->Args({paths::kVertices, paths::kSources});
   b->UseManualTime()->Unit(benchmark::kMillisecond);
+  if (paths::have_luxembourg()) {
+    const std::string name = std::string("dijkstra_warp_heap/") + cudalab::graph::kLuxembourgName;
+    auto* lux = benchmark::RegisterBenchmark(name.c_str(), [](benchmark::State& state) {
+      run_paths(state, paths::luxembourg_graph(), paths::luxembourg_sources(), paths::luxembourg_label());
+    });
+    lux->Args({static_cast<std::int64_t>(cudalab::graph::kLuxembourgVertices), paths::kSources});
+    lux->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
   return true;
 }();
 

@@ -9,6 +9,13 @@
 //                     the label says so
 //   road_bay, road_col, road_fla, road_usa   registered only when their file
 //                     is in CUDALAB_DATA_DIR (6.4 and its baseline)
+//   luxembourg_osm_w1to100/114599   luxembourg_osm.mtx (the road network of
+//                     Luxembourg, unweighted) from CUDALAB_DATA_DIR, every
+//                     exercise and its baseline, registered only when the file
+//                     is there; its own lengths 1..100 come from the seeded
+//                     hash of each vertex pair (cudalab/graph/road_data.hpp:
+//                     what the Boost baseline searches), and the new weights
+//                     before every call are uniform in 1..100 like the others
 //   grid/<n>          a sqrt(n) x sqrt(n) grid, weights uniform in 1..1000
 //   rmat22/4194304    R-MAT scale 22, 16 edges per vertex (67,108,864 edges),
 //                     weights 1..1000
@@ -33,6 +40,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -45,6 +53,7 @@
 #include "cudalab/graph/csr.hpp"
 #include "cudalab/graph/generators.hpp"
 #include "cudalab/graph/io.hpp"
+#include "cudalab/graph/road_data.hpp"
 #include "cudalab/sssp.cuh"
 
 namespace cudalab::bench::sssp {
@@ -113,7 +122,15 @@ inline BenchGraph make_graph(const std::string& name, std::size_t n) {
     out.mean_weight = mean_weight(out.csr);
     return out;
   }
-  if (name == "grid") {
+  if (name == graph::kLuxembourgName) {
+    std::optional<graph::Csr> lux = graph::load_luxembourg_osm();
+    if (!lux) throw std::invalid_argument(std::string(graph::kLuxembourgFile) + " is not in CUDALAB_DATA_DIR");
+    out.csr = std::move(*lux);
+    out.min_weight = graph::kRoadMinWeight;
+    out.max_weight = graph::kRoadMaxWeight;
+    out.source = 0;
+    out.label = std::string(graph::kLuxembourgFile) + ", lengths 1..100 hashed per road (new uniform 1..100 per call)";
+  } else if (name == "grid") {
     const auto side = static_cast<std::size_t>(std::lround(std::sqrt(static_cast<double>(n))));
     out.csr = graph::grid_2d(side, side, 0x67726964ull, 1, 1000);
     out.max_weight = 1000;
@@ -451,23 +468,37 @@ void register_exercise(const std::string& slug, const std::vector<GraphSpec>& gr
   }
 }
 
-/// The graphs of 6.1 (quadratic work: small ones only).
-inline std::vector<GraphSpec> dijkstra_graphs() { return {{"road_ny", 264346}, {"grid", 65536}}; }
+/// The Luxembourg road network, when luxembourg_osm.mtx is in CUDALAB_DATA_DIR
+/// (a list of one graph), else nothing: every exercise's list ends with it.
+inline std::vector<GraphSpec> present_luxembourg() {
+  if (!graph::find_data_file(graph::kLuxembourgFile)) return {};
+  return {{graph::kLuxembourgName, graph::kLuxembourgVertices}};
+}
+
+/// The graphs of 6.1 (quadratic work: small ones only), and Luxembourg's roads when present.
+inline std::vector<GraphSpec> dijkstra_graphs() {
+  std::vector<GraphSpec> out = {{"road_ny", 264346}, {"grid", 65536}};
+  for (const GraphSpec& g : present_luxembourg()) out.push_back(g);
+  return out;
+}
 /// The graphs of the Bellman-Ford exercises 6.2, 6.3, 6.5 and 6.6 (their
 /// rounds grow with the hop diameter: the 2^24 grid would take minutes).
 /// road_ny and grid/65536 are common to every exercise, grid/1048576 and
-/// rmat22 to all but 6.1.
+/// rmat22 to all but 6.1; Luxembourg's roads, when present, to all.
 inline std::vector<GraphSpec> bellman_ford_graphs() {
-  return {{"road_ny", 264346}, {"grid", 65536}, {"grid", 1048576}, {"rmat22", 4194304}};
+  std::vector<GraphSpec> out = {{"road_ny", 264346}, {"grid", 65536}, {"grid", 1048576}, {"rmat22", 4194304}};
+  for (const GraphSpec& g : present_luxembourg()) out.push_back(g);
+  return out;
 }
 /// The graphs of 6.4 (the issue's targets, and the smaller graphs of the
 /// other exercises, so that one table compares them all), plus the real road
-/// graphs present.
+/// graphs present (the large DIMACS ones, then Luxembourg's).
 inline std::vector<GraphSpec> present_large_roads();
 inline std::vector<GraphSpec> delta_graphs() {
   std::vector<GraphSpec> out = {
       {"road_ny", 264346}, {"grid", 65536}, {"grid", 1048576}, {"grid", 16777216}, {"rmat22", 4194304}};
   for (const GraphSpec& g : present_large_roads()) out.push_back(g);
+  for (const GraphSpec& g : present_luxembourg()) out.push_back(g);
   return out;
 }
 

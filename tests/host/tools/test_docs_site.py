@@ -30,6 +30,8 @@ CONFIGURED = {
     "CUDALAB_MATHJAX_FORMAT": "chtml",
     "CUDALAB_MATHJAX_RELPATH": "https://cdn.jsdelivr.net/npm/mathjax@3",
     "CUDALAB_MATHJAX_EXTENSIONS": "",
+    # docs/CMakeLists.txt's rule: a picture's section is enabled once the picture exists.
+    "CUDALAB_DOXYGEN_SECTIONS": "bunny_picture" if (ROOT / "docs/results/07-kdtree-bunny.png").exists() else "",
 }
 # Appended to the configuration (later keys win): faster, and warnings are the
 # business of the docs/doxygen CTest test, not of this one.

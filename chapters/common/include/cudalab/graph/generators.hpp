@@ -1,6 +1,7 @@
 /// @file generators.hpp
 /// @brief Seeded graph generators (host): a 2-D grid with random weights (a
-///        road-like mesh), a random geometric graph, and R-MAT.
+///        road-like mesh), a random geometric graph, R-MAT, and the seeded
+///        weighting of an unweighted graph (pair_hash_weights).
 ///
 /// Every random choice is a SplitMix64 output (cudalab/generators.hpp,
 /// cudalab::gen::bits) keyed by (seed, an index that depends only on the
@@ -212,6 +213,40 @@ inline Csr rmat(unsigned scale, std::size_t edge_factor, std::uint64_t seed, wei
                     detail::weight_from_bits(gen::bits(weight_seed, i), min_weight, max_weight)};
   }
   return csr_from_edges(n, edges);
+}
+
+/// @brief The weight pair_hash_weights() gives the edge between `u` and `v`
+///        (either direction): an integer in [min_weight, max_weight] from the
+///        SplitMix64 output `cudalab::gen::bits(seed, key)` with key =
+///        min(u, v) · 2^32 + max(u, v), mapped by multiply-shift.
+/// @pre u, v ≥ 0 and min_weight ≤ max_weight.
+inline weight_t pair_hash_weight(vertex_t u, vertex_t v, std::uint64_t seed, weight_t min_weight,
+                                 weight_t max_weight) {
+  const auto lo = static_cast<std::uint64_t>(std::min(u, v)), hi = static_cast<std::uint64_t>(std::max(u, v));
+  return detail::weight_from_bits(gen::bits(seed, (lo << 32) | hi), min_weight, max_weight);
+}
+
+/// @brief Gives every edge of `g` a deterministic weight, for real graphs
+///        that have none (a Matrix Market `pattern` file such as the
+///        luxembourg_osm road network, loaded with every weight 1).
+///
+/// The rule: edge `u -> v` gets pair_hash_weight(u, v, seed, min_weight,
+/// max_weight), a hash of the unordered pair {u, v}. So both directions of
+/// a road get the same length (the graph stays undirected), parallel copies
+/// of an edge get the same length, and the weights depend only on the
+/// vertex ids and the seed, never on the edge order or the machine.
+/// @param g          any valid graph; its structure is kept, its weights replaced
+/// @param seed       the random stream
+/// @param min_weight, max_weight the closed range of the weights
+/// @throws std::invalid_argument when min_weight > max_weight (`g` unchanged:
+///         it is taken by value).
+/// Work O(n + m).
+inline Csr pair_hash_weights(Csr g, std::uint64_t seed, weight_t min_weight, weight_t max_weight) {
+  detail::check_weights("pair_hash_weights", min_weight, max_weight);
+  for (std::size_t u = 0; u < g.num_vertices(); ++u)
+    for (offset_t e = g.row_offsets[u]; e < g.row_offsets[u + 1]; ++e)
+      g.weights[e] = pair_hash_weight(static_cast<vertex_t>(u), g.col_indices[e], seed, min_weight, max_weight);
+  return g;
 }
 
 }  // namespace cudalab::graph

@@ -240,12 +240,31 @@ inline std::vector<Coordinate> load_dimacs_co(const std::string& path) {
 /// weight_t) or `real` (the value rounded to the nearest integer, which must
 /// fit weight_t: scale fractional data before loading), and symmetry S one of
 /// `general` or `symmetric` (each off-diagonal entry also gives the edge
-/// `j-1 -> i-1`). Then `%` comment lines, the size line `R C NNZ` with R = C,
-/// and NNZ entry lines `I J [V]` with I, J in [1, R].
-/// @throws cudalab::ParseError on a missing or unsupported header (array
-///         format, complex, hermitian, skew-symmetric), a non-square size, a
-///         malformed or out-of-range entry, or an entry count different from
-///         NNZ (line 0).
+/// `j-1 -> i-1`). Then `%` comment lines (and blank lines), the size line
+/// `R C NNZ` with R = C, and NNZ entry lines `I J [V]` with 1-based I, J in
+/// [1, R]. The header words after `%%MatrixMarket` are case-insensitive.
+///
+/// What becomes of particular entries:
+/// - a symmetric file stores the lower triangle only (I ≥ J), as the format
+///   requires; an entry above the diagonal is an error, since the reader
+///   would otherwise double that edge;
+/// - a diagonal entry (I = J, a self loop) gives one edge `i-1 -> i-1`, also
+///   in a symmetric file (it is not mirrored);
+/// - a repeated entry is kept: it gives parallel edges (shortest paths take
+///   the lighter one; the format's "add duplicates" reading of a matrix is
+///   not applied);
+/// - edges keep the file's order within each tail (csr_from_edges), the
+///   mirrored edge `j-1 -> i-1` right after `i-1 -> j-1` in the edge list.
+///
+/// The parse is all or nothing: it returns a new graph or throws, so a
+/// caller's graph is never half-replaced.
+/// @throws cudalab::ParseError (file, 1-based line) on: a missing or
+///         unsupported header (not `%%MatrixMarket matrix coordinate`, array
+///         format, complex, hermitian, skew-symmetric), a missing size line
+///         (line 0), a non-square size, a malformed, non-numeric or
+///         out-of-range field, a missing or extra field (a file cut in the
+///         middle of a line), an entry above the diagonal of a symmetric
+///         file, more entries than NNZ, or fewer (line 0: a truncated file).
 /// Work O(size of the text + R + NNZ).
 inline Csr parse_matrix_market(const std::string& path, std::string_view text) {
   detail::Lines in(path, text);
@@ -289,6 +308,9 @@ inline Csr parse_matrix_market(const std::string& path, std::string_view text) {
     const auto top = static_cast<long long>(*n);
     const auto i = in.integer("row index", 1, top);
     const auto j = in.integer("column index", 1, top);
+    if (symmetry == "symmetric" && i < j)
+      in.fail("entry (" + std::to_string(i) + ", " + std::to_string(j) +
+              ") is above the diagonal: a symmetric file stores the lower triangle only (row >= column)");
     weight_t w = 1;
     if (field == "integer") {
       w = static_cast<weight_t>(
