@@ -31,10 +31,9 @@ using Histogram = void (*)(const int*, std::size_t, unsigned int*, int, int, int
 constexpr unsigned char kPoison = 0xA5;  // an unwritten counter reads 0xA5A5A5A5
 constexpr unsigned kPoisonWord = 0xA5A5A5A5u;
 
-/// DESIGN.md's edge sizes, the tile boundaries of 1.11 and 1.12 (a 16-byte
-/// vector is 4 samples, a thread takes 2 vectors per step, blocks are 512 and
-/// 1024 threads: 2048 and 4096 samples per vector step of a block), a prime,
-/// 2^20 + 7 and one large size.
+/// The edge sizes of docs/guides/contributing.md ("Tests"), the tile boundaries of 1.11 and 1.12 (a
+/// 16-byte vector is 4 samples, a thread takes 2 vectors per step, blocks are 512 and 1024 threads:
+/// 2048 and 4096 samples per vector step of a block), a prime, 2^20 + 7 and one large size.
 inline const std::vector<std::size_t> kSizes = {
     0, 1, 2, 3, 4, 5, 7, 8, 9, 31, 32, 33, 1023, 1024, 1025, 2047, 2048, 2049,
     4095, 4096, 4097, 8191, 8192, 8193, 16385, 65537, 1000003, (1u << 20) + 7, (1u << 26) + 1};

@@ -45,9 +45,9 @@ struct Spec {
   std::size_t max_tile;
 };
 
-/// DESIGN.md's edge sizes, the tile boundaries of every exercise (1024, 2048,
-/// 4096 and 4096^2, where 1.7's sums need a second level), a prime, 2^20 + 7
-/// and one large size.
+/// The edge sizes of docs/guides/contributing.md ("Tests"), the tile boundaries of every exercise
+/// (1024, 2048, 4096 and 4096^2, where 1.7's sums need a second level), a prime, 2^20 + 7 and one
+/// large size.
 inline const std::vector<std::size_t> kSizes = {
     0, 1, 2, 3, 4, 5, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096,
     4097, 8191, 8192, 8193, 12289, 65537, 1000003, (1u << 20) + 7, 4096u * 4096u, 4096u * 4096u + 1,

@@ -35,7 +35,8 @@ constexpr int kPoisonInt = static_cast<int>(0xA5A5A5A5u);
 constexpr std::size_t kGuard = 64;
 constexpr std::size_t kTile = 4096;  // the solution's tile, for the diagnosis
 
-/// DESIGN.md's edge sizes, the tile boundaries (4096), a prime, 2^20 + 7, one large size.
+/// The edge sizes of docs/guides/contributing.md ("Tests"), the tile boundaries (4096), a prime,
+/// 2^20 + 7, one large size.
 const std::vector<std::size_t> kSizes = {0,    1,    2,    3,     31,    32,     33,      1023,
                                          1024, 1025, 4095, 4096,  4097,  8193,   65537,   1000003,
                                          (1u << 20) + 7,   (1u << 24) + 1};

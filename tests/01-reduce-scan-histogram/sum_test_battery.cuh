@@ -26,8 +26,8 @@ using FloatSum = void (*)(const float*, std::size_t, float*, cudaStream_t);
 
 constexpr unsigned char kPoison = 0xA5;  // unwritten output reads 0xA5A5A5A5...
 
-/// DESIGN.md's edge sizes, the tile boundaries of 1.2 to 1.4 (256, 512, 4096
-/// elements), a prime, 2^20 + 7 and one large size.
+/// The edge sizes of docs/guides/contributing.md ("Tests"), the tile boundaries of 1.2 to 1.4 (256,
+/// 512, 4096 elements), a prime, 2^20 + 7 and one large size.
 inline const std::vector<std::size_t> kIntSizes = {
     0, 1, 2, 3, 4, 5, 31, 32, 33, 255, 256, 257, 511, 512, 513, 1023, 1024, 1025,
     4095, 4096, 4097, 65537, 1000003, (1u << 20) + 7, (1u << 26) + 1};

@@ -61,9 +61,9 @@ struct Spec {
   std::size_t max_n;                ///< the function's largest n
 };
 
-/// DESIGN.md's edge sizes, every tile boundary (1024, 2048, 1920 and its
-/// multiples, the tile of 8192 and the power-of-two padding of 2.3; 2.7's
-/// tiles of 4352 and 8704 in its own suite), a prime, 2^20 + 7 and one large size.
+/// The edge sizes of docs/guides/contributing.md ("Tests"), every tile boundary (1024, 2048, 1920
+/// and its multiples, the tile of 8192 and the power-of-two padding of 2.3; 2.7's tiles of 4352 and
+/// 8704 in its own suite), a prime, 2^20 + 7 and one large size.
 inline const std::vector<std::size_t> kSizes = {
     0, 1, 2, 3, 15, 16, 17, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 1919, 1920, 1921, 2047, 2048,
     2049, 3839, 3840, 3841, 4095, 4096, 4097, 7681, 8191, 8192, 8193, 65537, 1000003, (1u << 20) + 7,

@@ -111,7 +111,7 @@ class GuardedQueue {
   DeviceBuffer<unsigned> errors_;
 };
 
-/// DESIGN.md's edge sizes plus warp and block boundaries.
+/// The edge sizes of docs/guides/contributing.md ("Tests") plus warp and block boundaries.
 inline const std::vector<std::size_t> kSizes = {0,    1,    2,     31,    32,      33,      63,
                                                64,   255,  256,   257,   1023,    1024,    1025,
                                                4097, 65537, 1000003, (1u << 20) + 7, (1u << 24) + 3};

@@ -59,10 +59,10 @@ struct Spec {
   CopyIfFn<long long, InRange<long long>> range64;
 };
 
-/// DESIGN.md's edge sizes plus the tile boundaries of every kernel of the
-/// chapter: 256 (4.1's block, 4.4's and 4.5's warp chunk), 2048 (the blocks
-/// of 4.2 to 4.5, 4.6's int64 tile), 4096 (4.6's int32 tile) and their
-/// multiples, a prime, 2^20 + 7 and one large size.
+/// The edge sizes of docs/guides/contributing.md ("Tests") plus the tile boundaries of every kernel
+/// of the chapter: 256 (4.1's block, 4.4's and 4.5's warp chunk), 2048 (the blocks of 4.2 to 4.5,
+/// 4.6's int64 tile), 4096 (4.6's int32 tile) and their multiples, a prime, 2^20 + 7 and one large
+/// size.
 inline const std::vector<std::size_t> kSizes = {0,     1,     31,    32,      33,              255,
                                                256,   257,   1023,  1024,    1025,            2047,
                                                2048,  2049,  4095,  4096,    4097,            6143,

@@ -223,7 +223,8 @@ inline vertex_t source_in_largest_piece(const Csr& g) {
   return best;
 }
 
-/// The sizes of the battery: DESIGN.md's edge sizes as vertex counts.
+/// The sizes of the battery: the edge sizes of docs/guides/contributing.md ("Tests") as vertex
+/// counts.
 inline const std::vector<std::size_t> kSizes = {1, 31, 32, 33, 1023, 1024, 1025, 4099, (1u << 20) + 7, 1u << 22};
 
 inline std::string size_name(const ::testing::TestParamInfo<std::size_t>& info) {

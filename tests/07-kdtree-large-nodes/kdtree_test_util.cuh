@@ -32,10 +32,10 @@ using cudalab::kdtree::Node;
 constexpr unsigned char kPoison = 0xA5;
 constexpr std::size_t kGuard = 256;  // poisoned elements before and after every output
 
-/// DESIGN.md's edge sizes and the tile boundaries of the chapter's kernels:
-/// 256 (blocks), 1024 (the scan's tiles and the reduction's 4 points per
-/// thread of a block), 2^20 + 7 (1025 tiles: a second chunk in the scan of
-/// the tile totals), a prime and one large size.
+/// The edge sizes of docs/guides/contributing.md ("Tests") and the tile boundaries of the chapter's
+/// kernels: 256 (blocks), 1024 (the scan's tiles and the reduction's 4 points per thread of a
+/// block), 2^20 + 7 (1025 tiles: a second chunk in the scan of the tile totals), a prime and one
+/// large size.
 inline const std::vector<std::size_t> kSizes = {0,    1,    31,   32,    33,     255,     256,            257,
                                                1023, 1024, 1025, 2047,  2048,   2049,    4097,           65537,
                                                1000003, (1u << 20) + 7, (1u << 21) + 1, (1u << 24) + 3};

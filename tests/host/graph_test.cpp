@@ -271,7 +271,7 @@ TEST(GraphMatrixMarket, MalformedFilesNameFileAndLine) {
                      3, "does not fit");
 }
 
-// The cases of issue 22: a truncated file, a wrong header, an out-of-range
+// Malformed files: a truncated file, a wrong header, an out-of-range
 // index, a count mismatch, a non-numeric field; each a ParseError naming the
 // file and line, and the caller's graph unchanged.
 TEST(GraphMatrixMarket, BadInputGivesTypedErrorsAndChangesNothing) {

@@ -1,4 +1,4 @@
-"""The smallest failing case (issue 22, item 4).
+"""The smallest failing case.
 
 When a test of a size battery fails, e.g. `Sizes/ReduceSumVectorized.Int32Random/n1025`,
 the grader looks for the smallest size of the same test body that still fails with

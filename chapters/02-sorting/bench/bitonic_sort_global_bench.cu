@@ -1,5 +1,5 @@
 // Benchmark of cudalab::sort::bitonic_sort_global at 2^20, 2^24 and 2^28 int32,
-// beside cub_merge_sort_keys (the issue's yardstick: within 2x at 2^24) in the same run.
+// beside cub_merge_sort_keys (the yardstick: within 2x at 2^24) in the same run.
 #include "sort_bench.cuh"
 
 namespace {

@@ -1,6 +1,6 @@
 // Benchmark of cudalab::sort::merge_sort_merge_path at 2^20, 2^24 and 2^28
 // int32 keys and key-value pairs, beside cub_merge_sort_keys / _pairs (the
-// issue's target: at least 1.0x at 2^24 and 2^28), cub_radix_sort_keys and
+// speed target: at least 1.0x at 2^24 and 2^28), cub_radix_sort_keys and
 // the host's std::sort in the same run:
 //   std_sort/int32/<n>, std_stable_sort/int32/<n>  the host's sorts, one core, wall-clock time
 //                                                  (2^20 and 2^24 only; the copy to the host is

@@ -26,7 +26,7 @@
 
 namespace cudalab::bench::retrieve {
 
-/// Total slots: 2 · 10^6 and 2 · 10^8 (the issue's size: 3.2 GB of slots,
+/// Total slots: 2 · 10^6 and 2 · 10^8 (the size of 4.7's goal: 3.2 GB of slots,
 /// about 10^8 live int64 pairs).
 inline const std::initializer_list<std::int64_t> kSlots = {2000000, 200000000};
 

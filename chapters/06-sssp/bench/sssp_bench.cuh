@@ -490,7 +490,7 @@ inline std::vector<GraphSpec> bellman_ford_graphs() {
   for (const GraphSpec& g : present_luxembourg()) out.push_back(g);
   return out;
 }
-/// The graphs of 6.4 (the issue's targets, and the smaller graphs of the
+/// The graphs of 6.4 (its speed goals, and the smaller graphs of the
 /// other exercises, so that one table compares them all), plus the real road
 /// graphs present (the large DIMACS ones, then Luxembourg's).
 inline std::vector<GraphSpec> present_large_roads();

@@ -1,6 +1,6 @@
 // Benchmark of cudalab::kdtree::build_large_nodes (7.6): the whole
-// large-node stage on 2,000,000 uniform points with T = 32 (the issue's
-// case), beside the chapter's baselines in the same run. Every call gets new
+// large-node stage on 2,000,000 uniform points with T = 32 (the case of
+// the speed goal), beside the chapter's baselines in the same run. Every call gets new
 // uniform points; the last call's tree is checked on the host: the chapter's
 // invariants (reference::check_tree: every point in exactly one small node,
 // inside its cell and on its side of every ancestor's split; children's
@@ -13,7 +13,7 @@
 // those round trips.
 //   cpu_reference_build/float3/<n>  7.6's baseline: the serial reference builder (reference::build,
 //                                   T = 32) on one host core, wall-clock time. A host baseline, so
-//                                   7.6's target is a speed-up over it (the issue's: 100). Only this
+//                                   7.6's target is a speed-up over it (the goal: 100). Only this
 //                                   program registers it: it takes about a second per run.
 #include <algorithm>
 #include <chrono>

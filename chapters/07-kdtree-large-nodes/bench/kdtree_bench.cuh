@@ -37,7 +37,7 @@ namespace cudalab::bench::kdtree {
 using cudalab::kdtree::Box;
 using cudalab::kdtree::Node;
 
-/// The issue's size (2,000,000 points, as in Zhou et al.'s largest scene) and 2^24.
+/// The size of 7.6's speed goal (2,000,000 points, as in Zhou et al.'s largest scene) and 2^24.
 inline constexpr std::int64_t kPoints = 2000000;
 inline constexpr std::int64_t kLargePoints = std::int64_t{1} << 24;
 /// Cells per side of the synthetic level: 16^3 = 4096 active nodes, the 13th

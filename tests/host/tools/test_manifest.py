@@ -1,4 +1,4 @@
-"""Checks every chapters/*/exercises.toml of the course against the tree (DESIGN.md, "Manifest").
+"""Checks every chapters/*/exercises.toml against the tree (docs/guides/contributing.md, "The manifest").
 
 A file, a suite, a benchmark and a manifest entry of the same exercise share its slug.
 """

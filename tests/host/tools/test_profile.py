@@ -1,4 +1,4 @@
-"""tools/grade --profile (issue 22, item 2) without a GPU: ncu's CSV read from fixtures written in
+"""tools/grade --profile without a GPU: ncu's CSV read from fixtures written in
 its documented --page raw layout (fixtures/ncu_raw_1.2_*.csv: a header of the identity columns
 and the metric names, a row of units, a row per kernel launch; the benchmark's own kernels in the
 checker's process, the exercise's in the runner's), the summary and the words, and the command

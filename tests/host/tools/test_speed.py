@@ -1,4 +1,4 @@
-"""Honest speed grades (issue 22, item 3), without a GPU: the ratio's interval, the re-run when
+"""Honest speed grades, without a GPU: the ratio's interval, the re-run when
 it straddles the target, the implausibility rules, the GPU's clocks and other processes, all
 on fake benchmark JSON and a fake nvidia-smi."""
 from __future__ import annotations

@@ -18,9 +18,8 @@ namespace detail {
 /// Room the pool's release threshold leaves above what a caller asks to
 /// keep: the pool maps memory in chunks of at least 2 MiB, so allocations
 /// whose sizes add up to exactly the threshold can still exceed it, and the
-/// pool then hands one of them back at every synchronize (measured on the
-/// H100: 64 MiB + 15 KB of scratch kept with a threshold of exactly that
-/// cost 2.7 about 70 µs per sort of 2^24 keys, 8 %).
+/// pool then hands one of them back at every synchronize, and the next call
+/// maps it again (for 2.7's scratch, a visible part of a sort's time).
 inline constexpr std::uint64_t kPoolHeadroom = std::uint64_t{32} << 20;
 
 /// Raises the release threshold of the current device's default memory pool
