@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import sys
 import tomllib
 import unittest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "tools"))
+from cudalab_grade import manifest  # noqa: E402
 SLUG = re.compile(r"^[a-z][a-z0-9_]*$")
 ID = re.compile(r"^(\d+)\.(\d+)$")
 
@@ -42,8 +45,15 @@ def max_ratio(baseline: str) -> int:
     return MAX_RATIO_HOST_BASELINE if is_host_baseline(baseline) else MAX_RATIO_DEVICE_BASELINE
 
 
-def camel(name: str) -> str:
-    return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part)
+camel = manifest.camel
+
+# The [[exercise]] keys that differ from their default (manifest.defaults), each with its reason
+# beside the key in the manifest.
+DERIVED_EXCEPTIONS = {
+    ("1.9", "function"),     # segmented_inclusive_scan and segmented_exclusive_scan, one slug
+    ("2.1", "test_filter"),  # *SortOddEvenTransposition*: selects the same suite as the default
+    ("3.5", "function"),     # ring_queue_enqueue and ring_queue_dequeue, one slug
+}
 
 
 def manifests() -> list[tuple[Path, dict]]:
@@ -157,6 +167,32 @@ class ManifestTest(unittest.TestCase):
                     if test.is_file():
                         self.assertRegex(test.read_text(), rf"\b{suite}\b",
                                          f"suite {suite} not defined in {test.relative_to(ROOT)}")
+
+    def test_derived_keys(self):
+        """file, function and test_filter follow from the slug and the header's topic
+        (manifest.defaults); an entry states one only where it differs (DERIVED_EXCEPTIONS)."""
+        for path, data in self.manifests:
+            for ex in data.get("exercise", []):
+                derived = manifest.defaults(ex["slug"], ex.get("header", ""))
+                for key, value in derived.items():
+                    with self.subTest(manifest=path.parent.name, exercise=ex["id"], key=key):
+                        if (ex["id"], key) in DERIVED_EXCEPTIONS:
+                            self.assertNotEqual(ex.get(key, value), value,
+                                                f"{key} is its default: drop it from DERIVED_EXCEPTIONS")
+                        else:
+                            self.assertEqual(ex.get(key, value), value,
+                                             f"{key} differs from its default {value!r}: follow the naming rule "
+                                             "(docs/guides/contributing.md, Names) or list the exception")
+
+    def test_loader_applies_the_defaults(self):
+        exercises = {e.id: e for c in manifest.load_all(ROOT) for e in c.exercises}
+        self.assertEqual(exercises["1.2"].file, "sum_shared_tree.cu")
+        self.assertEqual(exercises["1.2"].function, "cudalab::reduce::sum_shared_tree")
+        self.assertEqual(exercises["1.2"].test_filter, "*ReduceSumSharedTree*")
+        self.assertEqual(exercises["7.1"].test_filter, "*KdtreeBoundingBox*")
+        for ex_id, key in DERIVED_EXCEPTIONS:
+            self.assertNotEqual(getattr(exercises[ex_id], key),
+                                manifest.defaults(exercises[ex_id].slug, exercises[ex_id].header)[key])
 
     def test_speed_target_rule(self):
         for name in ("boost_dijkstra/grid/65536", "boost_dijkstra_one_core/int32/264346/1024",
