@@ -42,6 +42,9 @@ class Exercise:
     header: str = ""
     # the fully qualified host function (default: cudalab::<topic>::<slug>)
     function: str = ""
+    # the cudalab_add_exercises group of the chapter's CMakeLists.txt whose baselines its
+    # benchmark links (default: the topic; CMake reads the same key)
+    group: str = ""
 
     def source(self, implementation: str) -> str:
         """Path of the graded source, relative to the repository root."""
@@ -114,7 +117,7 @@ def load_chapter(path: Path) -> Chapter:
             points=int(ex["points"]), forbid=tuple(ex.get("forbid", [])),
             hints=tuple(ex.get("hints", [])), perf=perf,
             hidden_test=str(ex.get("hidden_test", f"{slug}_hidden_test.cu")),
-            header=header, function=derived["function"]))
+            header=header, function=derived["function"], group=str(ex.get("group", topic(header)))))
     return Chapter(number, cdir, str(ch.get("title", cdir)), tuple(exercises))
 
 

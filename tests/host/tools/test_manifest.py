@@ -22,7 +22,7 @@ EXERCISE_KEYS = {"id": str, "slug": str, "title": str, "header": str, "points": 
                  "perf": dict}
 # file, function and test_filter default from the slug (manifest.defaults)
 OPTIONAL_EXERCISE_KEYS = {"forbid": list, "hidden_test": str, "file": str, "function": str,
-                          "test_filter": str}
+                          "test_filter": str, "group": str}
 PERF_KEYS = {"benchmark": str, "baseline": str, "ratio": (int, float), "points": int}
 
 # The speed-target rule (docs/guides/contributing.md, "The manifest"): the ratio is the baseline's time
@@ -152,8 +152,11 @@ class ManifestTest(unittest.TestCase):
                                 f"tests/{d}/{slug}_test.cu", f"chapters/{d}/bench/{slug}_bench.cu",
                                 f"chapters/{d}/{ex['header']}"):
                         self.assertTrue((ROOT / rel).is_file(), f"{rel} is missing")
-                    self.assertRegex(cmake, rf"(?m)^\s*{re.escape(slug)}\b",
-                                     f"{slug} is not in chapters/{d}/CMakeLists.txt")
+                    # CMake reads the slugs from the manifest (cmake/CudalabExercise.cmake) and adds
+                    # each to the cudalab_add_exercises call of its group
+                    group = self.loaded[ex["id"]].group
+                    self.assertRegex(cmake, rf"(?m)^\s*GROUP\s+{re.escape(group)}\s*$",
+                                     f"{slug}'s group {group} is not a GROUP of chapters/{d}/CMakeLists.txt")
 
     def test_suite_name_matches_filter(self):
         for path, data in self.manifests:
