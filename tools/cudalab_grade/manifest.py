@@ -20,6 +20,8 @@ class Perf:
     max_plausible_ratio: float | None = None
     # refuse a speed whose fewest bytes per call move faster than the device's copy bandwidth
     bandwidth_check: bool = True
+    # a few words printed after the target in the lesson's exercise table (tools/make-tables)
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,7 @@ class Chapter:
     dir: str
     title: str
     exercises: tuple[Exercise, ...] = field(default=())
+    lesson: str = "README.md"    # relative to chapters/<dir>/
 
 
 def camel(name: str) -> str:
@@ -108,7 +111,8 @@ def load_chapter(path: Path) -> Chapter:
             p = ex["perf"]
             mp = p.get("max_plausible_ratio")
             perf = Perf(str(p["benchmark"]), str(p["baseline"]), float(p["ratio"]), int(p["points"]),
-                        float(mp) if mp is not None else None, bool(p.get("bandwidth_check", True)))
+                        float(mp) if mp is not None else None, bool(p.get("bandwidth_check", True)),
+                        str(p.get("note", "")))
         slug, header = str(ex["slug"]), str(ex.get("header", ""))
         derived = {k: str(ex.get(k, v)) for k, v in defaults(slug, header).items()}
         exercises.append(Exercise(
@@ -118,7 +122,8 @@ def load_chapter(path: Path) -> Chapter:
             hints=tuple(ex.get("hints", [])), perf=perf,
             hidden_test=str(ex.get("hidden_test", f"{slug}_hidden_test.cu")),
             header=header, function=derived["function"], group=str(ex.get("group", topic(header)))))
-    return Chapter(number, cdir, str(ch.get("title", cdir)), tuple(exercises))
+    return Chapter(number, cdir, str(ch.get("title", cdir)), tuple(exercises),
+                   str(ch.get("lesson", "README.md")))
 
 
 def load_all(root: Path) -> list[Chapter]:
