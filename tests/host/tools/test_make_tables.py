@@ -71,7 +71,7 @@ class TablesTest(unittest.TestCase):
         self.assertIn('\\subpage chapter09 "Demo \\| chapter"', (self.tmp / "docs" / "mainpage.md").read_text())
 
     def test_check_shows_the_diff(self):
-        mt.write(self.tmp)
+        self.call(mt.write, self.tmp)
         lesson = self.tmp / "chapters" / "09-demo" / "README.md"
         lesson.write_text(lesson.read_text().replace("10 points", "11 points"))
         rc, out, err = self.call(mt.check, self.tmp)
