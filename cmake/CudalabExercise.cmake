@@ -36,24 +36,102 @@ function(cudalab_target_warnings target)
     $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
 endfunction()
 
+# cudalab_read_manifest(NUMBER 01)
+# Reads the chapter's exercises.toml (beside the calling CMakeLists.txt): the
+# slug of every [[exercise]], in order, and its group, the `group` key or else
+# the topic of its `header` (include/cudalab/reduce.cuh: reduce). Only the
+# lines `slug = "..."`, `header = "..."` and `group = "..."` of an
+# [[exercise]] table are read (tools/cudalab_grade/manifest.py reads the rest).
+function(cudalab_read_manifest)
+  cmake_parse_arguments(M "" "NUMBER" "" ${ARGN})
+  set(manifest "${CMAKE_CURRENT_SOURCE_DIR}/exercises.toml")
+  if(NOT EXISTS "${manifest}")
+    message(FATAL_ERROR "cudalab: ${manifest} is missing: every chapter lists its exercises there")
+  endif()
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${manifest}")
+  file(STRINGS "${manifest}" lines REGEX "^(\\[|(slug|header|group)[ \t]*=)")
+  set(slugs "")
+  set(groups "")
+  set(in_exercise FALSE)
+  # a sentinel table closes the last entry
+  foreach(line IN LISTS lines ITEMS "[end]")
+    if(line MATCHES "^\\[")
+      if(in_exercise)
+        if(NOT slug)
+          message(FATAL_ERROR "cudalab: ${manifest}: an [[exercise]] entry without slug = \"...\"")
+        endif()
+        if(NOT group)
+          get_filename_component(group "${header}" NAME_WE)
+        endif()
+        if(NOT group)
+          message(FATAL_ERROR "cudalab: ${manifest}: exercise ${slug} has neither header nor group")
+        endif()
+        list(APPEND slugs "${slug}")
+        list(APPEND groups "${group}")
+      endif()
+      set(in_exercise FALSE)
+      if(line MATCHES "^\\[\\[exercise\\]\\]")
+        set(in_exercise TRUE)
+        set(slug "")
+        set(header "")
+        set(group "")
+      endif()
+    elseif(in_exercise AND line MATCHES "^(slug|header|group)[ \t]*=[ \t]*\"([^\"]*)\"")
+      set(${CMAKE_MATCH_1} "${CMAKE_MATCH_2}")
+    endif()
+  endforeach()
+  if(NOT slugs)
+    message(FATAL_ERROR "cudalab: ${manifest} has no [[exercise]] with a slug")
+  endif()
+  set_property(GLOBAL PROPERTY CUDALAB_CH${M_NUMBER}_SLUGS "${slugs}")
+  set_property(GLOBAL PROPERTY CUDALAB_CH${M_NUMBER}_GROUPS "${groups}")
+  set_property(GLOBAL PROPERTY CUDALAB_CH${M_NUMBER}_ADDED "")
+endfunction()
+
+# At the end of a chapter's CMakeLists.txt: every exercise of the manifest is
+# in a group that cudalab_add_exercises added.
+function(cudalab_check_chapter number)
+  get_property(slugs GLOBAL PROPERTY CUDALAB_CH${number}_SLUGS)
+  get_property(groups GLOBAL PROPERTY CUDALAB_CH${number}_GROUPS)
+  get_property(added GLOBAL PROPERTY CUDALAB_CH${number}_ADDED)
+  foreach(slug group IN ZIP_LISTS slugs groups)
+    if(NOT slug IN_LIST added)
+      message(FATAL_ERROR "cudalab: exercise ${slug} of ${CMAKE_CURRENT_SOURCE_DIR}/exercises.toml is in "
+                          "group '${group}' (its group key, or its header's topic), which no "
+                          "cudalab_add_exercises(NUMBER ${number} GROUP ${group} ...) of "
+                          "${CMAKE_CURRENT_SOURCE_DIR}/CMakeLists.txt adds")
+    endif()
+  endforeach()
+endfunction()
+
 # cudalab_add_chapter(NUMBER 01 HEADERS <interface target>)
-# Creates the chapter libraries cudalab_chNN_<impl>; then add the exercises in
-# groups that share a baseline file with cudalab_add_exercises.
+# Creates the chapter libraries cudalab_chNN_<impl> and reads the chapter's
+# manifest; then add the exercises in groups that share a baseline file with
+# cudalab_add_exercises.
 function(cudalab_add_chapter)
   cmake_parse_arguments(C "" "NUMBER;HEADERS" "" ${ARGN})
   set_property(GLOBAL PROPERTY CUDALAB_CH${C_NUMBER}_HEADERS "${C_HEADERS}")
+  cudalab_read_manifest(NUMBER ${C_NUMBER})
+  # (EVAL: a deferred call reads its arguments' variables when it runs; the number is needed now)
+  cmake_language(EVAL CODE "cmake_language(DEFER CALL cudalab_check_chapter [[${C_NUMBER}]])")
   foreach(impl IN LISTS CUDALAB_IMPLEMENTATIONS)
     add_library(cudalab_ch${C_NUMBER}_${impl} STATIC)
     target_link_libraries(cudalab_ch${C_NUMBER}_${impl} PUBLIC ${C_HEADERS})
   endforeach()
 endfunction()
 
-# cudalab_add_exercises(NUMBER 01 GROUP <name> [BASELINES <bench sources>] EXERCISES slug...)
-# One group of exercises of a chapter (e.g. the sums, the scans): each
-# exercise's benchmark program links the group's baselines, so a run measures
-# the exercise beside exactly the baselines it is judged against.
+# cudalab_add_exercises(NUMBER 01 GROUP <name> [BASELINES <bench sources>])
+# One group of exercises of a chapter (e.g. the sums, the scans): the
+# manifest's exercises whose group is <name> (cudalab_read_manifest), in the
+# manifest's order. Each exercise's benchmark program links the group's
+# baselines, so a run measures the exercise beside exactly the baselines it is
+# judged against.
 function(cudalab_add_exercises)
-  cmake_parse_arguments(C "" "NUMBER;GROUP" "BASELINES;EXERCISES" ${ARGN})
+  cmake_parse_arguments(C "" "NUMBER;GROUP" "BASELINES" ${ARGN})
+  if(C_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "cudalab_add_exercises(GROUP ${C_GROUP}): unexpected ${C_UNPARSED_ARGUMENTS} "
+                        "(the exercises come from the chapter's exercises.toml)")
+  endif()
   get_filename_component(chapter "${CMAKE_CURRENT_SOURCE_DIR}" NAME)
   get_property(C_HEADERS GLOBAL PROPERTY CUDALAB_CH${C_NUMBER}_HEADERS)
   if(NOT C_HEADERS)
@@ -61,6 +139,45 @@ function(cudalab_add_exercises)
   endif()
   set(root "${PROJECT_SOURCE_DIR}")
   set(baselines cudalab_ch${C_NUMBER}_${C_GROUP}_baselines)
+
+  get_property(all_slugs GLOBAL PROPERTY CUDALAB_CH${C_NUMBER}_SLUGS)
+  get_property(all_groups GLOBAL PROPERTY CUDALAB_CH${C_NUMBER}_GROUPS)
+  set(C_EXERCISES "")
+  foreach(slug group IN ZIP_LISTS all_slugs all_groups)
+    if(group STREQUAL C_GROUP)
+      list(APPEND C_EXERCISES "${slug}")
+    endif()
+  endforeach()
+  if(NOT C_EXERCISES)
+    message(FATAL_ERROR "cudalab_add_exercises(GROUP ${C_GROUP}): no exercise of "
+                        "${CMAKE_CURRENT_SOURCE_DIR}/exercises.toml is in this group (its group key, "
+                        "or its header's topic)")
+  endif()
+  set_property(GLOBAL APPEND PROPERTY CUDALAB_CH${C_NUMBER}_ADDED ${C_EXERCISES})
+  # Every file of every exercise, before any target: a missing one is named here.
+  foreach(slug IN LISTS C_EXERCISES)
+    set(needed "")
+    foreach(impl IN LISTS CUDALAB_IMPLEMENTATIONS)
+      set(top starter)
+      if(impl STREQUAL "solution")
+        set(top solutions)
+      endif()
+      list(APPEND needed "${root}/${top}/${chapter}/${slug}.cu")
+    endforeach()
+    if(CUDALAB_BUILD_TESTS)
+      list(APPEND needed "${root}/tests/${chapter}/${slug}_test.cu")
+    endif()
+    if(CUDALAB_BUILD_BENCHMARKS)
+      list(APPEND needed "${CMAKE_CURRENT_SOURCE_DIR}/bench/${slug}_bench.cu")
+    endif()
+    foreach(file IN LISTS needed)
+      if(NOT EXISTS "${file}")
+        message(FATAL_ERROR "cudalab: exercise ${slug} of ${CMAKE_CURRENT_SOURCE_DIR}/exercises.toml "
+                            "has no ${file} (a solution is written by hand; tools/make-starter "
+                            "writes the starter)")
+      endif()
+    endforeach()
+  endforeach()
 
   if(CUDALAB_BUILD_BENCHMARKS AND C_BASELINES)
     add_library(${baselines} OBJECT ${C_BASELINES})

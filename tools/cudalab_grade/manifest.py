@@ -20,6 +20,8 @@ class Perf:
     max_plausible_ratio: float | None = None
     # refuse a speed whose fewest bytes per call move faster than the device's copy bandwidth
     bandwidth_check: bool = True
+    # a few words printed after the target in the lesson's exercise table (tools/make-tables)
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,13 @@ class Exercise:
     # file name of the instructor's hidden test suite, looked up in --hidden-tests DIR:
     # <slug>_hidden_test.cu unless the manifest says otherwise (CMake looks for that name)
     hidden_test: str | None = None
+    # the API header, relative to the chapter directory; its stem is the topic (reduce.cuh: reduce)
+    header: str = ""
+    # the fully qualified host function (default: cudalab::<topic>::<slug>)
+    function: str = ""
+    # the cudalab_add_exercises group of the chapter's CMakeLists.txt whose baselines its
+    # benchmark links (default: the topic; CMake reads the same key)
+    group: str = ""
 
     def source(self, implementation: str) -> str:
         """Path of the graded source, relative to the repository root."""
@@ -66,6 +75,28 @@ class Chapter:
     dir: str
     title: str
     exercises: tuple[Exercise, ...] = field(default=())
+    lesson: str = "README.md"    # relative to chapters/<dir>/
+
+
+def camel(name: str) -> str:
+    """'sum_shared_tree' -> 'SumSharedTree'."""
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part)
+
+
+def topic(header: str) -> str:
+    """The topic of an API header: 'include/cudalab/reduce.cuh' -> 'reduce' (the namespace
+    cudalab::reduce and the test suites' prefix Reduce)."""
+    return Path(header).name.split(".")[0] if header else ""
+
+
+def defaults(slug: str, header: str) -> dict[str, str]:
+    """The value of each derived key when an [[exercise]] entry leaves it out
+    (docs/guides/contributing.md, "Names"): the file is <slug>.cu, the function
+    cudalab::<topic>::<slug> and the test filter *<Topic><Slug>*, the suites' prefix."""
+    t = topic(header)
+    return {"file": f"{slug}.cu",
+            "function": f"cudalab::{t}::{slug}" if t else slug,
+            "test_filter": f"*{camel(t)}{camel(slug)}*"}
 
 
 def load_chapter(path: Path) -> Chapter:
@@ -80,14 +111,19 @@ def load_chapter(path: Path) -> Chapter:
             p = ex["perf"]
             mp = p.get("max_plausible_ratio")
             perf = Perf(str(p["benchmark"]), str(p["baseline"]), float(p["ratio"]), int(p["points"]),
-                        float(mp) if mp is not None else None, bool(p.get("bandwidth_check", True)))
+                        float(mp) if mp is not None else None, bool(p.get("bandwidth_check", True)),
+                        str(p.get("note", "")))
+        slug, header = str(ex["slug"]), str(ex.get("header", ""))
+        derived = {k: str(ex.get(k, v)) for k, v in defaults(slug, header).items()}
         exercises.append(Exercise(
-            id=str(ex["id"]), slug=str(ex["slug"]), title=str(ex["title"]), file=str(ex["file"]),
-            chapter_dir=cdir, chapter_number=number, test_filter=str(ex["test_filter"]),
+            id=str(ex["id"]), slug=slug, title=str(ex["title"]), file=derived["file"],
+            chapter_dir=cdir, chapter_number=number, test_filter=derived["test_filter"],
             points=int(ex["points"]), forbid=tuple(ex.get("forbid", [])),
             hints=tuple(ex.get("hints", [])), perf=perf,
-            hidden_test=str(ex.get("hidden_test", f"{ex['slug']}_hidden_test.cu"))))
-    return Chapter(number, cdir, str(ch.get("title", cdir)), tuple(exercises))
+            hidden_test=str(ex.get("hidden_test", f"{slug}_hidden_test.cu")),
+            header=header, function=derived["function"], group=str(ex.get("group", topic(header)))))
+    return Chapter(number, cdir, str(ch.get("title", cdir)), tuple(exercises),
+                   str(ch.get("lesson", "README.md")))
 
 
 def load_all(root: Path) -> list[Chapter]:

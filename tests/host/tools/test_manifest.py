@@ -6,18 +6,23 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import sys
 import tomllib
 import unittest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "tools"))
+from cudalab_grade import manifest  # noqa: E402
 SLUG = re.compile(r"^[a-z][a-z0-9_]*$")
 ID = re.compile(r"^(\d+)\.(\d+)$")
 
 CHAPTER_KEYS = {"number": int, "dir": str, "title": str}
-EXERCISE_KEYS = {"id": str, "slug": str, "title": str, "file": str, "header": str, "function": str,
-                 "test_filter": str, "points": int, "hints": list, "perf": dict}
-OPTIONAL_EXERCISE_KEYS = {"forbid": list, "hidden_test": str}
+EXERCISE_KEYS = {"id": str, "slug": str, "title": str, "header": str, "points": int, "hints": list,
+                 "perf": dict}
+# file, function and test_filter default from the slug (manifest.defaults)
+OPTIONAL_EXERCISE_KEYS = {"forbid": list, "hidden_test": str, "file": str, "function": str,
+                          "test_filter": str, "group": str}
 PERF_KEYS = {"benchmark": str, "baseline": str, "ratio": (int, float), "points": int}
 
 # The speed-target rule (docs/guides/contributing.md, "The manifest"): the ratio is the baseline's time
@@ -42,8 +47,14 @@ def max_ratio(baseline: str) -> int:
     return MAX_RATIO_HOST_BASELINE if is_host_baseline(baseline) else MAX_RATIO_DEVICE_BASELINE
 
 
-def camel(name: str) -> str:
-    return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part)
+camel = manifest.camel
+
+# The [[exercise]] keys that differ from their default (manifest.defaults), each with its reason
+# beside the key in the manifest.
+DERIVED_EXCEPTIONS = {
+    ("1.9", "function"),     # segmented_inclusive_scan and segmented_exclusive_scan, one slug
+    ("3.5", "function"),     # ring_queue_enqueue and ring_queue_dequeue, one slug
+}
 
 
 def manifests() -> list[tuple[Path, dict]]:
@@ -57,6 +68,8 @@ def manifests() -> list[tuple[Path, dict]]:
 class ManifestTest(unittest.TestCase):
     def setUp(self):
         self.manifests = manifests()
+        # the entries as the tools see them, defaults applied (manifest.load_all)
+        self.loaded = {e.id: e for c in manifest.load_all(ROOT) for e in c.exercises}
 
     def test_there_are_manifests(self):
         self.assertTrue(self.manifests, "no chapters/*/exercises.toml")
@@ -89,8 +102,9 @@ class ManifestTest(unittest.TestCase):
                         self.assertIsInstance(item, str)
                     self.assertRegex(ex["slug"], SLUG)
                     self.assertGreater(ex["points"], 0)
-                    self.assertTrue(ex["function"].startswith("cudalab::"), ex["function"])
-                    self.assertEqual(ex["file"], ex["slug"] + ".cu")
+                    loaded = self.loaded[ex["id"]]
+                    self.assertTrue(loaded.function.startswith("cudalab::"), loaded.function)
+                    self.assertEqual(loaded.file, ex["slug"] + ".cu")
                     self.assertGreaterEqual(len(ex["hints"]), 2, "at least 2 hints")
                     for hint in ex["hints"]:
                         self.assertIsInstance(hint, str)
@@ -133,30 +147,62 @@ class ManifestTest(unittest.TestCase):
             for ex in data.get("exercise", []):
                 with self.subTest(manifest=d, exercise=ex.get("id")):
                     slug = ex["slug"]
-                    for rel in (f"solutions/{d}/{ex['file']}", f"starter/{d}/{ex['file']}",
+                    file = self.loaded[ex["id"]].file
+                    for rel in (f"solutions/{d}/{file}", f"starter/{d}/{file}",
                                 f"tests/{d}/{slug}_test.cu", f"chapters/{d}/bench/{slug}_bench.cu",
                                 f"chapters/{d}/{ex['header']}"):
                         self.assertTrue((ROOT / rel).is_file(), f"{rel} is missing")
-                    self.assertRegex(cmake, rf"(?m)^\s*{re.escape(slug)}\b",
-                                     f"{slug} is not in chapters/{d}/CMakeLists.txt")
+                    # CMake reads the slugs from the manifest (cmake/CudalabExercise.cmake) and adds
+                    # each to the cudalab_add_exercises call of its group
+                    group = self.loaded[ex["id"]].group
+                    self.assertRegex(cmake, rf"(?m)^\s*GROUP\s+{re.escape(group)}\s*$",
+                                     f"{slug}'s group {group} is not a GROUP of chapters/{d}/CMakeLists.txt")
 
     def test_suite_name_matches_filter(self):
         for path, data in self.manifests:
             d = data["chapter"]["dir"]
             for ex in data.get("exercise", []):
                 with self.subTest(manifest=d, exercise=ex.get("id")):
-                    parts = ex["function"].split("::")
-                    self.assertGreaterEqual(len(parts), 3, f"function {ex['function']} is not cudalab::<topic>::name")
+                    loaded = self.loaded[ex["id"]]
+                    parts = loaded.function.split("::")
+                    self.assertGreaterEqual(len(parts), 3, f"function {loaded.function} is not cudalab::<topic>::name")
                     topic = parts[1]
                     self.assertEqual(Path(ex["header"]).name, f"{topic}.cuh",
                                      f"header {ex['header']} is not the topic's {topic}.cuh")
                     suite = camel(topic) + camel(ex["slug"])
-                    self.assertTrue(fnmatch.fnmatchcase(suite, ex["test_filter"]),
-                                    f"test_filter {ex['test_filter']} does not select suite {suite}")
+                    self.assertTrue(fnmatch.fnmatchcase(suite, loaded.test_filter),
+                                    f"test_filter {loaded.test_filter} does not select suite {suite}")
                     test = ROOT / "tests" / d / f"{ex['slug']}_test.cu"
                     if test.is_file():
                         self.assertRegex(test.read_text(), rf"\b{suite}\b",
                                          f"suite {suite} not defined in {test.relative_to(ROOT)}")
+
+    def test_derived_keys(self):
+        """file, function and test_filter follow from the slug and the header's topic
+        (manifest.defaults); an entry states one only where it differs (DERIVED_EXCEPTIONS)."""
+        for path, data in self.manifests:
+            for ex in data.get("exercise", []):
+                derived = manifest.defaults(ex["slug"], ex.get("header", ""))
+                for key, value in derived.items():
+                    with self.subTest(manifest=path.parent.name, exercise=ex["id"], key=key):
+                        if (ex["id"], key) in DERIVED_EXCEPTIONS:
+                            self.assertIn(key, ex)
+                            self.assertNotEqual(ex[key], value,
+                                                f"{key} is its default: drop it, and from DERIVED_EXCEPTIONS")
+                        else:
+                            self.assertNotIn(key, ex, f"leave {key} out: it is {value!r} by default, and an "
+                                             "exercise that differs follows the naming rule "
+                                             "(docs/guides/contributing.md, Names) or is listed in DERIVED_EXCEPTIONS")
+
+    def test_loader_applies_the_defaults(self):
+        exercises = {e.id: e for c in manifest.load_all(ROOT) for e in c.exercises}
+        self.assertEqual(exercises["1.2"].file, "sum_shared_tree.cu")
+        self.assertEqual(exercises["1.2"].function, "cudalab::reduce::sum_shared_tree")
+        self.assertEqual(exercises["1.2"].test_filter, "*ReduceSumSharedTree*")
+        self.assertEqual(exercises["7.1"].test_filter, "*KdtreeBoundingBox*")
+        for ex_id, key in DERIVED_EXCEPTIONS:
+            self.assertNotEqual(getattr(exercises[ex_id], key),
+                                manifest.defaults(exercises[ex_id].slug, exercises[ex_id].header)[key])
 
     def test_speed_target_rule(self):
         for name in ("boost_dijkstra/grid/65536", "boost_dijkstra_one_core/int32/264346/1024",
