@@ -150,9 +150,12 @@ cudaError_t __wrap_cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const v
   }
   return __real_cudaLaunchKernelExC(config, func, args);
 }
-#if CUDART_VERSION >= 13000
-// What <<<>>> calls since CUDA 13 (crt/host_runtime.h): the kernel as a
-// cudaKernel_t, which cudaFuncGetAttributes and cudaFuncGetName accept.
+#if CUDART_VERSION >= 12040
+// What <<<>>> calls (crt/host_runtime.h, unless the compiler defines
+// __NV_LEGACY_LAUNCH, which goes through cudaLaunchKernel): the kernel as a
+// cudaKernel_t, which cudaFuncGetAttributes and cudaFuncGetName accept (where
+// a CUDA 12 runtime does not, static shared memory counts as 0). The CUDA 12.4
+// and 12.9 headers call it as CUDA 13's do, and their libcudart exports it.
 cudaError_t __real___cudaLaunchKernel(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t);
 cudaError_t __wrap___cudaLaunchKernel(cudaKernel_t k, dim3 grid, dim3 block, void** args, size_t shared,
                                       cudaStream_t s) {

@@ -206,6 +206,26 @@ class StateTest(unittest.TestCase):
         self.assertFalse(any("compute_90" in a for a in argv))
         self.assertIn("-Xcompiler=-Wall,-Wextra", argv)
 
+    def test_compiler_probes(self):
+        # A stand-in nvcc: --list-gpu-arch, --version, and -E of the probe (as nvcc prints
+        # it: THRUST_VERSION's value on a line of its own, after a line marker).
+        with tempfile.TemporaryDirectory() as d:
+            nvcc = Path(d) / "nvcc"
+            nvcc.write_text("#!/bin/sh\n"
+                            "case \"$1\" in\n"
+                            "--list-gpu-arch) printf 'compute_75\\ncompute_90\\ncompute_120\\n';;\n"
+                            "--version) echo 'Cuda compilation tools, release 13.0, V13.0.88';;\n"
+                            "-E) cat >/dev/null; printf 'cudalab_versions 12090 \\n# 3 \"x\" 3\\n  200802\\n';;\n"
+                            "esac\n")
+            nvcc.chmod(0o755)
+            self.assertEqual(gc.nvcc_archs(str(nvcc)), {"75", "90", "120"})
+            self.assertEqual(gc.toolkit_versions(str(nvcc)),
+                             {"nvcc": "Cuda compilation tools, release 13.0, V13.0.88",
+                              "cudart": "12.9", "cccl": "2.8.2"})
+            nvcc.write_text("#!/bin/sh\nexit 1\n")
+            self.assertIsNone(gc.nvcc_archs(str(nvcc)))
+            self.assertEqual(gc.toolkit_versions(str(nvcc)), {})
+
     def test_count_diagnostics(self):
         out = "\n".join([
             "ptxas error   : Value of threads per SM for entry _Z1kv is out of range. .minnctapersm will be ignored",
@@ -520,6 +540,26 @@ print("========= ERROR SUMMARY: 0 errors")
         md = gc.report_markdown(rep, Path("/nonexistent"))
         self.assertIn("## profiles: passed", md)
         self.assertIn("| t4 | 40/40 | 100/100 | 0 | ok |", md)
+
+    def test_portability_report_names_the_compiler_and_headers(self):
+        rec = {"step": "portability", "status": "passed", "seconds": 60.0,
+               "summary": "2 files x 2 architectures: 0 warnings, 0 errors", "messages": [],
+               "details": {"archs": {"75": {"files": 2, "compiled": 2, "warnings": 0, "errors": 0},
+                                     "90": {"files": 2, "compiled": 2, "warnings": 0, "errors": 0}},
+                           "compiler": "/opt/cuda12.9/toolkit/bin/nvcc", "unsupported_archs": ["120"],
+                           "toolkit": {"nvcc": "release 13.0", "cudart": "12.9", "cccl": "2.8.2"}}}
+        rep = gc.report_json({"steps": {"portability": rec}}, {"gpus": []}, "abc", ["portability"], "now")
+        md = gc.report_markdown(rep, Path("/nonexistent"))
+        self.assertIn("(/opt/cuda12.9/toolkit/bin/nvcc, release 13.0, CUDA runtime headers 12.9, CCCL 2.8.2)", md)
+        self.assertIn("Not supported by this compiler, left out: sm_120.", md)
+        self.assertIn("| sm_90 | 2 | 2 | 0 | 0 |", md)
+
+    def test_nvcc_and_archs_options(self):
+        with tempfile.TemporaryDirectory() as d, contextlib.redirect_stderr(io.StringIO()):
+            with self.assertRaises(SystemExit):
+                gc.main(["--out", d, "--steps", "portability", "--archs", "sm_9x"])
+            with self.assertRaises(SystemExit):
+                gc.main(["--out", d, "--steps", "portability", "--nvcc", str(Path(d) / "no-nvcc")])
 
     def test_profiles_step_without_gpu(self):
         with tempfile.TemporaryDirectory() as d:
