@@ -233,10 +233,18 @@ function(cudalab_add_exercises)
       target_link_libraries(${lib} PUBLIC ${C_HEADERS})
       cudalab_target_warnings(${lib} ${werror})
       if(impl STREQUAL "starter")
-        # Unfinished code declares what the student has yet to use: do not
-        # warn about unused variables there (nvcc diagnostic 177, GCC's).
+        # Unfinished code declares what the student has yet to use: parameters,
+        # variables, helper functions and kernels. No warning about them in the
+        # starter, so that it needs no (void) casts or dead calls: nvcc's 177
+        # ("declared but never referenced", variables and functions) and 550
+        # ("set but never used"), and the host compiler's -Wunused-*.
+        # The solution keeps every warning.
+        set(quiet -Wno-unused-parameter -Wno-unused-variable -Wno-unused-function
+                  -Wno-unused-but-set-variable -Wno-unused-but-set-parameter)
+        list(JOIN quiet "," quiet_csv)
         target_compile_options(${lib} PRIVATE
-          $<$<COMPILE_LANGUAGE:CUDA>:-diag-suppress=177 -Xcompiler=-Wno-unused-variable,-Wno-unused-parameter>)
+          $<$<COMPILE_LANGUAGE:CXX>:${quiet}>
+          $<$<COMPILE_LANGUAGE:CUDA>:-diag-suppress=177,550 -Xcompiler=${quiet_csv}>)
       endif()
       target_sources(cudalab_ch${C_NUMBER}_${impl} PRIVATE $<TARGET_OBJECTS:${lib}>)
 

@@ -42,7 +42,6 @@ __global__ void __launch_bounds__(kBlock)
   // // detail::for_each_sample into sub with a shared-memory atomicAdd, wait
   // // again, then add each non-zero counter of sub to histogram with one
   // // global atomicAdd.
-  // (void)samples, (void)n, (void)histogram, (void)num_bins;
   // END SOLUTION
 }
 

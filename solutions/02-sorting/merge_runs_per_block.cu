@@ -30,9 +30,6 @@ __device__ __forceinline__ unsigned rank_in(const int* list, unsigned count, int
   // STARTER:
   // // TODO(2.5): binary search: how many keys of list[0, count) are < key
   // // (kUpper false) or <= key (kUpper true)?
-  // (void)list;
-  // (void)count;
-  // (void)key;
   // return 0;
   // END SOLUTION
 }
@@ -86,11 +83,6 @@ __global__ void __launch_bounds__(kBlock)
   // // rank_in<true> for a key of b) is its position pos; write the key (and
   // // values_in[p0 + i] with kPairs) to s_out / s_val[pos] (kShared) or to
   // // keys_out / values_out[p0 + pos].
-  // (void)a;
-  // (void)b;
-  // (void)total;
-  // (void)s_out;
-  // (void)s_val;
   // END SOLUTION
   if constexpr (kShared) {
     __syncthreads();

@@ -57,7 +57,6 @@ __global__ void relax_kernel(const vertex_t* __restrict__ tails, const vertex_t*
     // // dist[tail] is kSignedInfinity; else nd = dist[tail] + weights[e]
     // // (clamped to kNegativeFloor, raising flags[1]), and lower
     // // dist[head] to nd with atomicMin, raising flags[0] when it fell.
-    // (void)tails; (void)heads; (void)weights; (void)dist; (void)flags;
     // END SOLUTION
   }
 }

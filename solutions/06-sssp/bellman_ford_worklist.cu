@@ -55,7 +55,6 @@ __global__ void round_kernel(CsrView g, const vertex_t* __restrict__ frontier, u
     // // kNegativeFloor, raising flags[0]); when atomicMin lowers dist[v] to
     // // nd, push v to next (slot atomicAdd(next_count, 1u)) unless
     // // atomicExch(stamp + v, tag) shows it is already there.
-    // (void)du; (void)g; (void)dist; (void)next; (void)next_count; (void)stamp; (void)tag; (void)flags;
     // END SOLUTION
   }
 }
@@ -103,7 +102,6 @@ Stats bellman_ford_worklist(CsrView g, vertex_t source, signed_dist_t* dist, cud
     // // queues, and report a negative cycle (stats.negative_cycle) when a
     // // sum was clamped or round n still pushed vertices.
     // stats.iterations = round;
-    // (void)next; (void)counter; (void)flags;
     // count = 0;
     // END SOLUTION
   }

@@ -61,7 +61,6 @@ __device__ bool relax(packed_t* key, vertex_t v, unsigned long long nd, vertex_t
   // // TODO(6.4): if nd < dist_of(key[v]), replace key[v] by pack(nd, u) with an
   // // atomicCAS loop (retry while the distance you see is still larger
   // // than nd) and return true; never overwrite an equal distance.
-  // (void)key; (void)v; (void)nd; (void)u;
   // return false;
   // END SOLUTION
 }
@@ -80,7 +79,6 @@ __device__ void schedule(const State& s, vertex_t v, unsigned long long nd) {
   // // TODO(6.4): nd < s.upper: push v to s.next unless it is already there
   // // (claim s.stamp[v] = s.tag with atomicExch); else push it to s.far
   // // unless it is already there (claim s.in_far[v] with atomicExch).
-  // (void)s; (void)v; (void)nd;
   // END SOLUTION
 }
 
@@ -104,7 +102,6 @@ __device__ void relax_edges(const State& s, vertex_t u, unsigned long long du, g
   // // below end, u -> v = s.g.col_indices[e] of weight w = s.g.weights[e]:
   // // skip it unless (w <= s.delta) == kLight; relax v to du + w with
   // // parent u, and schedule v when that lowered it.
-  // (void)s; (void)u; (void)du; (void)begin; (void)end; (void)rank; (void)stride;
   // END SOLUTION
 }
 
@@ -327,8 +324,6 @@ Stats delta_stepping(CsrView g, vertex_t source, dist_t delta, dist_t* dist, ver
   // // phase (expand_kernel<false>) over the vertices the bucket held; count phases in
   // // stats.iterations and buckets in stats.buckets; then lower = the
   // // bucket's end.
-  // (void)frontier; (void)next; (void)far_out; (void)settled; (void)stamp; (void)settled_stamp;
-  // (void)c_next; (void)c_far; (void)c_far_out; (void)c_settled; (void)c_frontier; (void)c_min;
   // END SOLUTION
   unpack_kernel<<<blocks_for(n), kBlock, 0, stream>>>(key.data(), n, dist, parent);
   CUDALAB_CHECK_LAUNCH();

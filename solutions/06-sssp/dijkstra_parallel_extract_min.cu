@@ -62,7 +62,6 @@ __global__ void extract_min_kernel(const dist_t* __restrict__ dist, const unsign
   // // TODO(6.1): reduce `mine` to the block's minimum (warp shuffles, then
   // // shared memory) and fold it into c->best[slot] with one atomicMin per
   // // block.
-  // (void)kFullMask; (void)slot;
   // END SOLUTION
 }
 
@@ -92,7 +91,6 @@ __global__ void settle_relax_kernel(CsrView g, dist_t* dist, unsigned char* sett
   // STARTER:
   // // TODO(6.1): the block's threads share u's out-edges (stride blockDim.x);
   // // lower dist[v] to du + w with atomicMin (parallel edges may race).
-  // (void)g; (void)dist; (void)du;
   // END SOLUTION
 }
 

@@ -35,7 +35,6 @@ __device__ __forceinline__ Seg combine(Seg a, Seg b) {
   // STARTER:
   // // TODO(7.3): the segmented operator: the flags or-ed; the value is b's
   // // alone when b holds a head, else the sum of both.
-  // (void)a;
   // return b;
   // END SOLUTION
 }
@@ -53,7 +52,6 @@ __device__ __forceinline__ Seg warp_inclusive_scan(Seg x) {
   // // TODO(7.3): log2(32) steps of __shfl_up_sync (flag and value) with
   // // offsets 1, 2, 4, 8, 16; a lane at or past the offset combines the
   // // value from below (the earlier one, on the left of combine) with its own.
-  // (void)lane;
   // return x;
   // END SOLUTION
 }
@@ -205,13 +203,6 @@ __global__ void classify_kernel(const float3* __restrict__ points, const std::ui
   // // TODO(7.3): the node of position i is nodes[active[owner[i]]]; right =
   // // coordinate(points[idx[i]], node.axis) >= node.split. Write it to
   // // right_flags[i] (for the caller) and right_values[i] (for the scan).
-  // (void)points;
-  // (void)idx;
-  // (void)nodes;
-  // (void)active;
-  // (void)owner;
-  // (void)right_flags;
-  // (void)right_values;
   // END SOLUTION
 }
 
@@ -226,10 +217,6 @@ __global__ void count_kernel(const Node* __restrict__ nodes, const int* __restri
   // STARTER:
   // // TODO(7.3): right_counts[k] = the scanned flags at the segment's last
   // // position, begin + count - 1 of nodes[active[k]].
-  // (void)nodes;
-  // (void)active;
-  // (void)right_ranks;
-  // (void)right_counts;
   // END SOLUTION
 }
 

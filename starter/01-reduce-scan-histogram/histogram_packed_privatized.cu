@@ -34,7 +34,6 @@ __device__ __forceinline__ void add_packed(unsigned int* words, int b, unsigned 
   // histogram[b]; a wrapped low half also carried 1 into bin b + 1 (if it
   // exists), which histogram[b + 1] must take back (unsigned arithmetic
   // wraps, so adding 0xFFFFFFFF subtracts 1).
-  (void)words, (void)b, (void)k, (void)histogram, (void)num_bins;
 }
 
 // The bins [first, first + count) of `all`, renumbered from 0; every other
@@ -70,7 +69,6 @@ __global__ void __launch_bounds__(kPacked ? 1024 : 512)
   // at once keeps skewed input fast); wait; then add each bin's non-zero
   // count (a 32-bit word, or a 16-bit half of counters[b / 2]) to
   // histogram with one atomicAdd.
-  (void)samples, (void)n, (void)histogram, (void)words;
 }
 
 template <bool kPacked, class Bins>

@@ -41,12 +41,6 @@ __device__ __forceinline__ void steps_in_registers(int (&x)[kKeys], unsigned fir
   // TODO(2.3): for h = kKeys / 2 down to 1 (stride j = h * s), if j is in
   // [j_lo, j_hi]: compare-exchange x[m] and x[m + h] for every m with
   // (m & h) == 0, ascending where ((first + m * s) & k) == 0.
-  (void)x;
-  (void)first;
-  (void)s;
-  (void)k;
-  (void)j_hi;
-  (void)j_lo;
 }
 
 // Shared memory holds a tile with one padding slot per 32 keys, so that
@@ -133,9 +127,6 @@ __global__ void __launch_bounds__(kGlobalThreads)
   // bits inserted at bit log2(s)); load the 2^kStrides keys b + m * s into
   // registers; run steps_in_registers for the strides j down to s; store
   // them back.
-  (void)s;
-  (void)data;
-  (void)k;
 }
 
 void launch_global_steps(int strides, int* data, unsigned size, unsigned k, unsigned j, cudaStream_t stream) {

@@ -20,9 +20,6 @@ template <bool kUpper>
 __device__ __forceinline__ unsigned rank_in(const int* list, unsigned count, int key) {
   // TODO(2.5): binary search: how many keys of list[0, count) are < key
   // (kUpper false) or <= key (kUpper true)?
-  (void)list;
-  (void)count;
-  (void)key;
   return 0;
 }
 
@@ -56,11 +53,6 @@ __global__ void __launch_bounds__(kBlock)
   // rank_in<true> for a key of b) is its position pos; write the key (and
   // values_in[p0 + i] with kPairs) to s_out / s_val[pos] (kShared) or to
   // keys_out / values_out[p0 + pos].
-  (void)a;
-  (void)b;
-  (void)total;
-  (void)s_out;
-  (void)s_val;
   if constexpr (kShared) {
     __syncthreads();
     for (unsigned i = threadIdx.x; i < total; i += kBlock) {

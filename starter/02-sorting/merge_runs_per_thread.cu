@@ -46,14 +46,6 @@ __device__ __forceinline__ void merge_pair(const int* ka, const int* va, unsigne
   // TODO(2.4): merge ka[0, a_count) and kb[0, b_count) into ko with two
   // indices a and b; on equal keys take a's key (stable); with kPairs,
   // move va[a] or vb[b] to vo[o] too.
-  (void)ka;
-  (void)va;
-  (void)a_count;
-  (void)kb;
-  (void)vb;
-  (void)b_count;
-  (void)ko;
-  (void)vo;
 }
 
 // The naive mapping, for runs longer than stage_keys() / 64: thread p merges
@@ -95,8 +87,8 @@ __global__ void __launch_bounds__(kBlock)
   const unsigned stride = e + blockDim.x;   // padded array length
   int* s_in = s_mem;
   int* s_out = s_mem + stride;
-  [[maybe_unused]] int* s_vin = s_mem + 2 * stride;
-  [[maybe_unused]] int* s_vout = s_mem + 3 * stride;
+  int* s_vin = s_mem + 2 * stride;
+  int* s_vout = s_mem + 3 * stride;
   const std::size_t base = static_cast<std::size_t>(blockIdx.x) * e;
   const unsigned count = n - base < e ? static_cast<unsigned>(n - base) : e;
   constexpr unsigned kBatch = 8;  // loads per thread in flight
@@ -107,16 +99,6 @@ __global__ void __launch_bounds__(kBlock)
   // b_count = min(run, what is left), at padded position t * (two_run + 1))
   // with merge_pair into s_out (s_vout); __syncthreads(); stage out:
   // keys_out[base + i] = s_out[padded(i, two_run)] (and the values).
-  (void)t;
-  (void)s_in;
-  (void)s_out;
-  (void)base;
-  (void)count;
-  (void)kBatch;
-  (void)keys_in;
-  (void)values_in;
-  (void)keys_out;
-  (void)values_out;
 }
 
 template <bool kPairs>

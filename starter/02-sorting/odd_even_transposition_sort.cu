@@ -24,8 +24,6 @@ __global__ void __launch_bounds__(kMaxSegment / 2)
   // TODO(2.1): load the segment into keys[] (INT_MAX past n), run `segment`
   // phases of compare-exchanges (i, i + 1) with i = 2t + (phase & 1) and a
   // __syncthreads() after each phase, then store the keys that are < n.
-  (void)base;
-  (void)t;
 }
 
 }  // namespace

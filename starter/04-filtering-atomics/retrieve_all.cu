@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(kThreads)
   const unsigned lane = threadIdx.x % 32;
   const unsigned warp = threadIdx.x / 32;
   const unsigned long long chunk = ((blockIdx.x - tables.first_block[s]) * kWarps + warp) * kChunk;
-  [[maybe_unused]] Slot slot[kRounds];  // unused only in the starter
+  Slot slot[kRounds];
 #pragma unroll
   for (int r = 0; r < kRounds; ++r) slot[r] = read_slot(slots, chunk + 32ull * r + lane, n);
 

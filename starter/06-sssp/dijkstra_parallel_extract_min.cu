@@ -48,7 +48,6 @@ __global__ void extract_min_kernel(const dist_t* __restrict__ dist, const unsign
   // TODO(6.1): reduce `mine` to the block's minimum (warp shuffles, then
   // shared memory) and fold it into c->best[slot] with one atomicMin per
   // block.
-  (void)kFullMask; (void)slot;
 }
 
 // Settle and relax: one block takes u = the vertex in c->best[slot], settles
@@ -70,7 +69,6 @@ __global__ void settle_relax_kernel(CsrView g, dist_t* dist, unsigned char* sett
   }
   // TODO(6.1): the block's threads share u's out-edges (stride blockDim.x);
   // lower dist[v] to du + w with atomicMin (parallel edges may race).
-  (void)g; (void)dist; (void)du;
 }
 
 }  // namespace

@@ -33,7 +33,6 @@ __device__ __forceinline__ Partial identity(std::uint64_t n) {
 __device__ __forceinline__ Partial combine(const Partial& a, const Partial& b) {
   // TODO(7.1): the componentwise minimum of the lo corners, maximum of
   // the hi corners, and the smaller of the two bad indices.
-  (void)b;
   return a;
 }
 
@@ -57,9 +56,6 @@ __device__ Partial block_reduce(Partial v, std::uint64_t n) {
   // warp's total in a __shared__ Partial warp_totals[32], __syncthreads(),
   // and let warp 0 reduce the totals (identity(n) for the lanes past the
   // last warp).
-  (void)lane;
-  (void)warp;
-  (void)n;
   return v;
 }
 
@@ -72,7 +68,6 @@ __global__ void partial_boxes_kernel(const float3* __restrict__ points, std::uin
     // TODO(7.1): fold the point into acc when its three coordinates are
     // finite (isfinite); otherwise remember its index in acc.bad when it
     // is the smallest bad index so far.
-    (void)p;
   }
   acc = block_reduce(acc, n);
   if (threadIdx.x == 0) partials[blockIdx.x] = acc;

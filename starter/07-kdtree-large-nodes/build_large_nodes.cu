@@ -842,10 +842,9 @@ LargeNodeStage build_large_nodes(const float3* points, std::size_t n, std::size_
   // Working arrays: the level's point indices, the split ones, the owners (7.3's broadcast), flags, right counts.
   AsyncBuffer<std::uint32_t> work(n, stream), split(n, stream), owner(n, stream), rights(node_capacity, stream);
   AsyncBuffer<std::uint8_t> flags(n, stream);
-  // (maybe_unused: the starter leaves them to the student's loop)
-  [[maybe_unused]] unsigned long long* next_points = &st->points[0];
-  [[maybe_unused]] unsigned long long* small_points = &st->points[1];
-  [[maybe_unused]] LevelCounters* counters = &st->level;
+  unsigned long long* next_points = &st->points[0];
+  unsigned long long* small_points = &st->points[1];
+  LevelCounters* counters = &st->level;
   iota_kernel<<<blocks_for(n), kStageBlock, 0, stream>>>(work.data(), n);
   CUDALAB_CHECK_LAUNCH();
   EventTimer timer;
@@ -860,21 +859,6 @@ LargeNodeStage build_large_nodes(const float3* points, std::size_t n, std::size_
   // record result.levels / nodes / depth, read_counters (into `counters`),
   // throw std::length_error when its error word is set, take the next m
   // and level_points from it, swap the lists.
-  (void)timer;
-  (void)time_levels;
-  (void)node_stack;
-  (void)small_stack;
-  (void)active_list;
-  (void)next_list;
-  (void)next_points;
-  (void)small_points;
-  (void)&given_select_splits::select_splits;
-  (void)&given_classify_and_count::classify_and_count;
-  (void)&given_segmented_split::segmented_split;
-  (void)&given_complete_nodes::complete_nodes;
-  (void)&move_points_kernel;
-  (void)&read_counters;
-  (void)counters;
   result.small = static_cast<std::size_t>(stack::detail::read_device_value(small_stack.count, stream));
   return result;
 }

@@ -46,14 +46,6 @@ __device__ __forceinline__ void place(Node& child, int id, std::size_t threshold
   // TODO(7.5): large = count > threshold and depth < max_depth; reserve
   // child.begin with an atomicAdd of child.count on next_points (large) or
   // small_points (small), then push(id) on next or small.
-  (void)child;
-  (void)id;
-  (void)threshold;
-  (void)max_depth;
-  (void)next;
-  (void)small;
-  (void)next_points;
-  (void)small_points;
 }
 
 // Thread k completes nodes[active[k]].
@@ -72,14 +64,6 @@ __global__ void complete_nodes_kernel(stack::DeviceStack<Node> nodes, const int*
   // parent.left = parent.right = -1 and return. Else build the left child
   // (count - rights points, hi[axis] = split) and the right child (rights,
   // lo[axis] = split), depth + 1, place() each, store them and link the parent.
-  (void)p;
-  (void)rights;
-  (void)threshold;
-  (void)max_depth;
-  (void)next;
-  (void)small;
-  (void)next_points;
-  (void)small_points;
 }
 
 void check_list(const char* what, const stack::DeviceStack<int>& list) {

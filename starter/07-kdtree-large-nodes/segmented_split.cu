@@ -190,13 +190,6 @@ __global__ void scatter_kernel(const std::uint32_t* __restrict__ in, const std::
   // node.count and R = right_ranks[b + c - 1] (the segment's rights), a
   // left entry goes to b + (its rank among the segment's lefts), a right
   // one to b + (c - R) + (its rank among the rights); ranks from 0.
-  (void)in;
-  (void)right_flags;
-  (void)nodes;
-  (void)active;
-  (void)owner;
-  (void)right_ranks;
-  (void)out;
 }
 
 }  // namespace
