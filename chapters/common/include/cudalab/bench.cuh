@@ -125,22 +125,29 @@ void time_runs(benchmark::State& state, Launch&& launch, std::size_t bytes_per_r
   cudaStream_t stream = nullptr;
   EventTimer timer;
   auto* const remote_times = &cudalab_remote_call_times;  // null unless this program is a checker
+  if (remote_times != nullptr) remote_times(nullptr, nullptr);  // null calls on, counts cleared
   if (fresh.refresh) fresh.refresh(stream);
   launch(stream);  // warm-up: module load, first-touch of the pages
   CUDALAB_CHECK(cudaStreamSynchronize(stream));
-  if (remote_times != nullptr) remote_times(nullptr, nullptr);  // null calls on, counts cleared
+  // A call into the runner times itself (remote_checker.cu); the warm-up says whether this is one.
+  const bool remote = remote_times != nullptr && remote_times(nullptr, nullptr) > 0;
+  using Clock = std::chrono::steady_clock;
+  const auto empty_launch = [stream] {
+    detail::null_kernel<0><<<1, 1, 0, stream>>>();
+    CUDALAB_CHECK(cudaGetLastError());
+    CUDALAB_CHECK(cudaStreamSynchronize(stream));
+  };
   for (auto _ : state) {
     if (fresh.refresh) fresh.refresh(stream);
     flusher.flush(stream);
     double seconds = 0;
-    if (remote_times != nullptr) {
-      // A checker: wall clock, as the runner's calls are timed (remote_checker.cu).
-      using Clock = std::chrono::steady_clock;
-      const auto empty_launch = [stream] {
-        detail::null_kernel<0><<<1, 1, 0, stream>>>();
-        CUDALAB_CHECK(cudaGetLastError());
-        CUDALAB_CHECK(cudaStreamSynchronize(stream));
-      };
+    if (remote) {
+      launch(stream);
+      double call = 0, null = 0;
+      remote_times(&call, &null);
+      seconds = std::max(call - null, 1e-7);  // never zero: a ratio divides by it
+    } else if (remote_times != nullptr) {
+      // A checker's own work (a baseline): wall clock, as the runner's calls are timed.
       empty_launch();  // untimed: waits for the flush and pays any switch to this context
       const auto t0 = Clock::now();
       empty_launch();
@@ -148,12 +155,7 @@ void time_runs(benchmark::State& state, Launch&& launch, std::size_t bytes_per_r
       launch(stream);
       CUDALAB_CHECK(cudaStreamSynchronize(stream));
       const auto t2 = Clock::now();
-      double call = 0, null = 0;
-      if (remote_times(&call, &null) == 0) {  // work of this process: a baseline
-        call = std::chrono::duration<double>(t2 - t1).count();
-        null = std::chrono::duration<double>(t1 - t0).count();
-      }
-      seconds = std::max(call - null, 1e-7);  // never zero: a ratio divides by it
+      seconds = std::max(std::chrono::duration<double>((t2 - t1) - (t1 - t0)).count(), 1e-7);
     } else {
       timer.start(stream);
       launch(stream);
