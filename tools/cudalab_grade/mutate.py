@@ -236,15 +236,7 @@ def _only_block(text: str, i: int) -> str:
 def write_partials(dest: Path, found: list[Partial], meta: dict) -> Path:
     """One student folder per partial starter, laid out like starter/; <dest>.partial.json
     beside it."""
-    dest.mkdir(parents=True, exist_ok=True)
-    for p in found:
-        f = dest / p.id / p.rel
-        f.parent.mkdir(parents=True, exist_ok=True)
-        f.write_text(p.text)
-    data = dict(meta, partials={p.id: p.record() for p in found})
-    out = dest.parent / f"{dest.name}.partial.json"
-    out.write_text(json.dumps(data, indent=2) + "\n")
-    return out
+    return _write_submissions(dest, found, meta, "partials", dest.parent / f"{dest.name}.partial.json")
 
 
 # statuses that fail a partial starter: a test failure (or crash, timeout, sanitizer finding);
@@ -385,15 +377,20 @@ def mutants_json_path(class_dir: Path) -> Path:
 
 def write_class(dest: Path, found: list[Mutant], meta: dict) -> Path:
     """One student folder per mutant, laid out like starter/; <dest>.mutants.json beside it."""
+    return _write_submissions(dest, found, meta, "mutants", mutants_json_path(dest))
+
+
+def _write_submissions(dest: Path, found: list, meta: dict, key: str, listing: Path) -> Path:
+    """One student folder per mutant or partial starter (its `id`, its file `rel` with `text`),
+    laid out like starter/; `listing` gets meta and {key: {id: record}} -> listing."""
     dest.mkdir(parents=True, exist_ok=True)
     for m in found:
         f = dest / m.id / m.rel
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_text(m.text)
-    data = dict(meta, mutants={m.id: m.record() for m in found})
-    out = mutants_json_path(dest)
-    out.write_text(json.dumps(data, indent=2) + "\n")
-    return out
+    data = dict(meta, **{key: {m.id: m.record() for m in found}})
+    listing.write_text(json.dumps(data, indent=2) + "\n")
+    return listing
 
 
 # ---------------------------------------------------------------------------
