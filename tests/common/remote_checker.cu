@@ -166,10 +166,10 @@ class Checker {
       // call's own time (its host code, its kernels and the gaps between them).
       // The checker's and the runner's contexts time-share the GPU, and the
       // first launch after the checker's own work (the fresh inputs, the L2
-      // flush) waits for the GPU to switch to the runner's context: about
-      // 0.2 ms on an H200, as long as a whole bandwidth-bound call. An untimed
-      // null call pays that switch first, so the timed pair both start in the
-      // runner's context and the difference holds no switch.
+      // flush) waits for the GPU to switch to the runner's context, which can
+      // take as long as a whole bandwidth-bound call (docs/results/remote-timing-h200.md).
+      // An untimed null call pays that switch first, so the timed pair both
+      // start in the runner's context and the difference holds no switch.
       round_trip(kNullCall, reach, args, arg_bytes, &reply);
       const auto t0 = Clock::now();
       round_trip(kNullCall, reach, args, arg_bytes, &reply);
