@@ -34,8 +34,12 @@ QUICK_LIMIT = 90.0
 # runner refuses a launch beyond its limits (tools/grade --device-profile sets it).
 DEVICE_PROFILES = ("t4", "rtx3090", "rtx4090", "l4", "rtx5090", "a100", "h100", "b200")
 PROFILE_ENV = "CUDALAB_DEVICE_PROFILE"
-# --perf: repetitions of the benchmark (each a median of its iterations), and the verdicts
+# --perf: repetitions of the benchmark (each the mean of its iterations), the timed GPU
+# seconds of each repetition (Google Benchmark's own default is 0.5 s; each timed call
+# also costs a refresh of the inputs, an L2 flush and a null call, so a repetition's
+# wall time is several times this), and the verdicts
 PERF_REPETITIONS = 5
+PERF_MIN_TIME_S = 0.2
 IMPLAUSIBLE = "implausible"
 
 
@@ -466,7 +470,8 @@ def _bench_once(ex: Exercise, opts: Options, target: str, reps: int) -> tuple[pr
         out = Path(tmp) / "bench.json"
         cmd = [str(opts.checker(target)),
                f"--benchmark_filter={bench.filter_for(perf.benchmark, perf.baseline)}",
-               f"--benchmark_repetitions={reps}", "--benchmark_report_aggregates_only=false",
+               f"--benchmark_repetitions={reps}", f"--benchmark_min_time={PERF_MIN_TIME_S:g}",
+               "--benchmark_report_aggregates_only=false",
                f"--benchmark_out={out}", "--benchmark_out_format=json"]
         env = opts.env() | opts.runner_env(ex, Path(tmp) / "runner.log")
         with gpuwatch.Monitor(opts.env()) as mon:
