@@ -36,6 +36,7 @@ using wire::Driver;
 constexpr int kSanitizerExit = 86;
 constexpr const char* kKilled = "it did not answer and was killed";
 constexpr std::size_t kPointerAlign = 256;           // what cudaMalloc guarantees
+constexpr unsigned char kPoison = 0xA5;              // the bytes around every buffer
 // A call may copy this much from device to host (counters, flags per
 // level), or a quarter of the bytes its buffers hold, whichever is more.
 constexpr std::size_t kHostCopyFloor = std::size_t{1} << 20;
@@ -46,6 +47,8 @@ struct Allocation {
   std::size_t mapped = 0;    // bytes mapped (a multiple of the granularity)
   std::size_t size = 0;      // bytes asked for
   CUdeviceptr user = 0;      // what cudaMalloc returned: the mapping's end, less the size
+  std::size_t head = 0;      // poisoned bytes just before user (at most kPointerAlign)
+  std::size_t tail = 0;      // poisoned bytes from user + size to the mapping's end
   CUmemGenericAllocationHandle handle = 0;
   int fd = -1;               // exported on the first call that needs it
 };
@@ -123,9 +126,14 @@ class Checker {
     // End-aligned: an overrun past the buffer leaves the mapping and faults.
     const std::size_t slack = (size + kPointerAlign - 1) / kPointerAlign * kPointerAlign;
     a.user = a.va + a.mapped - slack;
-    // The bytes between the buffer's end and the mapping's end read as poison
-    // (0xA5), not as zeros: a kernel that reads past n sums garbage, and a test sees it.
-    if (slack > size && cudaMemset(reinterpret_cast<void*>(a.user + size), 0xA5, slack - size) != cudaSuccess) {
+    // The bytes between the buffer's end and the mapping's end, and up to
+    // kPointerAlign bytes before its start, read as poison (0xA5), not as
+    // zeros: a kernel that reads past n sums garbage, and a test sees it; one
+    // that writes there changes the poison, and check_guards fails the call.
+    a.tail = slack - size;
+    a.head = std::min<std::size_t>(kPointerAlign, a.user - a.va);
+    if ((a.tail > 0 && cudaMemset(reinterpret_cast<void*>(a.user + size), kPoison, a.tail) != cudaSuccess) ||
+        (a.head > 0 && cudaMemset(reinterpret_cast<void*>(a.user - a.head), kPoison, a.head) != cudaSuccess)) {
       drv_.unmap(a.va, a.mapped);
       drv_.release(a.handle);
       give_range(a.va, a.mapped + granularity_);
@@ -258,6 +266,7 @@ class Checker {
           "one call (its buffers hold " + std::to_string(reach_bytes) + " bytes): the work must be done by "
           "kernels on the device, not on the host");
     }
+    if (status != wire::kCudaFault) check_guards(reach);
     if (status == wire::kOk) {
       Bytes out((result_len + 15) / 16 * 2, 0);
       std::memcpy(out.data(), result, result_len);
@@ -267,6 +276,31 @@ class Checker {
     if (status == wire::kCudaFault) stop_runner();  // its context is gone
     rethrow(status, type, what);
     return {};
+  }
+
+  // A write just past either end of a buffer the call could reach stays inside
+  // its mapping: nothing faults, and compute-sanitizer memcheck, which sees
+  // the whole mapping as allocated, says nothing. The poison around each
+  // buffer must therefore be intact after every call, or the call fails.
+  void check_guards(const std::vector<const Allocation*>& reach) {
+    unsigned char bytes[kPointerAlign];
+    for (const Allocation* a : reach) {
+      for (const bool before : {true, false}) {
+        const std::size_t n = before ? a->head : a->tail;
+        if (n == 0) continue;
+        const CUdeviceptr at = before ? a->user - a->head : a->user + a->size;
+        CUDALAB_CHECK(cudaMemcpy(bytes, reinterpret_cast<const void*>(at), n, cudaMemcpyDeviceToHost));
+        for (std::size_t i = 0; i < n; ++i) {
+          if (bytes[i] == kPoison) continue;
+          const std::size_t k = before ? n - i : i + 1;  // the first changed byte, counted from the edge
+          throw std::runtime_error(
+              "the exercise's code wrote " + std::string(before ? "before the start" : "past the end") +
+              " of a " + std::to_string(a->size) + "-byte buffer it was given (byte " + std::to_string(k) +
+              (before ? " before its first byte" : " after its last byte") +
+              " changed): a missing bounds check, an index off by one, or a wrong size");
+        }
+      }
+    }
   }
 
   Checker() = default;

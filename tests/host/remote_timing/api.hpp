@@ -1,5 +1,6 @@
 // The API of the remote-timing host test: one function that takes a known
-// host time, served by remote_timing_runner_host and called through a proxy
+// host time and one that writes where it is told (the guards around a
+// checker's buffers), served by remote_timing_runner_host and called through a proxy
 // by remote_timing_test_host (cudalab/test/remote.hpp).
 #pragma once
 
@@ -9,6 +10,12 @@ namespace cudalab::remote_timing {
 /// far, this one included) + ms: the checker sees how often it really ran.
 int busy(int ms);
 
+/// Stores `value` at data[index] from one device thread (index may lie outside
+/// the buffer: the checker must notice), then returns.
+void poke(int* data, long long index, int value);
+
 }  // namespace cudalab::remote_timing
 
-#define CUDALAB_REMOTE_remote_timing(X) X(int, cudalab::remote_timing, busy, (int ms), (ms))
+#define CUDALAB_REMOTE_remote_timing(X)                         \
+  X(int, cudalab::remote_timing, busy, (int ms), (ms))          \
+  X(void, cudalab::remote_timing, poke, (int* data, long long index, int value), (data, index, value))

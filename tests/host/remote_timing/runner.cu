@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "api.hpp"
+#include "cudalab/error.cuh"
 #include "cudalab/test/remote.hpp"
 
 namespace cudalab::remote_timing {
@@ -11,6 +12,15 @@ int busy(int ms) {
   static int calls = 0;
   std::this_thread::sleep_for(std::chrono::milliseconds(ms));
   return 1000 * ++calls + ms;
+}
+
+namespace {
+__global__ void poke_kernel(int* data, long long index, int value) { data[index] = value; }
+}  // namespace
+
+void poke(int* data, long long index, int value) {
+  poke_kernel<<<1, 1>>>(data, index, value);
+  CUDALAB_CHECK_LAUNCH();
 }
 }  // namespace cudalab::remote_timing
 
