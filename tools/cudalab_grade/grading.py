@@ -45,7 +45,7 @@ PROFILE_ENV = "CUDALAB_DEVICE_PROFILE"
 PERF_REPETITIONS = 5
 PERF_MIN_TIME_S = 0.2
 IMPLAUSIBLE = "implausible"
-# tools/grade's exit statuses (tools/gpu-check reads them)
+# the exit statuses of tools/grade and tools/grade-class (tools/gpu-check reads them)
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_GPU, EXIT_SETUP = 0, 1, 2, 3, 4
 
 
