@@ -10,7 +10,7 @@ import time
 import traceback
 import xml.etree.ElementTree as ET
 
-from ..grading import EXIT_NO_GPU  # tools/grade's exit status without a GPU
+from ..grading import EXIT_NO_GPU, PROFILE_ENV  # the grader's no-GPU exit status, profile variable
 from .bench import step_bench
 from .classsteps import step_mutation, step_partial, step_redteam
 from .context import NO_DEVICE, Context, Interrupted, tail, utc_now
@@ -121,7 +121,7 @@ def step_profiles(ctx: Context, rec: dict, progress, env_info: dict) -> None:
     selectors = list(ctx.chapters) or ["all"]
     per_profile: dict = {}
     for name in ctx.profiles:
-        env = dict(ctx.env, CUDALAB_DEVICE_PROFILE=name)
+        env = dict(ctx.env, **{PROFILE_ENV: name})  # CUDALAB_DEVICE_PROFILE
         r: dict = {"problems": []}
         per_profile[name] = r
         # The chapter test programs (the host tests need no profile).
