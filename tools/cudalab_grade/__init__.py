@@ -1,1 +1,2 @@
-"""The pieces of tools/grade: manifests, source checks, build, runs, scoring, reports."""
+"""The pieces of tools/grade, tools/grade-class and tools/gpu-check: manifests, source checks,
+build, runs, scoring, reports, and the tools' command lines (cli*, gpucheck/)."""

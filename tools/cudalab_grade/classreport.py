@@ -41,6 +41,7 @@ from pathlib import Path
 from . import signing
 from .submissions import safe_name
 from .escape import csv_cell, md_code, md_text
+from .grading import SANITIZER_TOOLS
 
 STATUS_WORDS = {
     "passed": "passed", "failed": "tests failed", "crashed": "crashed", "timeout": "timed out",
@@ -53,7 +54,6 @@ STATUS_WORDS = {
 MAX_RESULTS = 8 << 20   # bytes of one results.json read by --merge
 MAX_REPORT = 8 << 20    # of one report.md
 MAX_LOG = 16 << 20      # of one build.log
-SANITIZERS = ("memcheck", "racecheck", "initcheck", "synccheck")
 
 
 def _runs(folder: Path) -> list[Path]:
@@ -94,7 +94,7 @@ def validate(data, folder_name: str, known: dict) -> str | None:
         if k in c and not isinstance(c[k], bool):
             return f"cudalab.{k} is not true or false"
     if not isinstance(c.get("sanitize", []), list) or \
-            any(t not in SANITIZERS for t in c.get("sanitize", [])):
+            any(t not in SANITIZER_TOOLS for t in c.get("sanitize", [])):
         return "cudalab.sanitize names an unknown tool"
     if not isinstance(c.get("hidden_suites", []), list) or \
             any(i not in known for i in c.get("hidden_suites", [])):

@@ -22,6 +22,10 @@ MEMORY = "memory"
 # statuses that mean the exercise was graded on a GPU (as opposed to not graded at all)
 GRADED = frozenset({PASSED, FAILED, CRASHED, TIMEOUT, SANITIZER, MEMORY})
 SANITIZER_MAX_N = "4194304"
+# the tools --sanitize takes, and the exit code compute-sanitizer is given for its findings
+# (--error-exitcode; the test program ends with it too)
+SANITIZER_TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
+SANITIZER_ERROR_EXIT = 86
 PIDS_MAX = 1024  # processes (threads included) of one program in its cgroup
 # The quick pass every default grade runs after the tests pass: the battery's
 # small sizes (a few tiles and blocks, every warp and block boundary the tests
@@ -41,6 +45,8 @@ PROFILE_ENV = "CUDALAB_DEVICE_PROFILE"
 PERF_REPETITIONS = 5
 PERF_MIN_TIME_S = 0.2
 IMPLAUSIBLE = "implausible"
+# the exit statuses of tools/grade and tools/grade-class (tools/gpu-check reads them)
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_GPU, EXIT_SETUP = 0, 1, 2, 3, 4
 
 
 @dataclass
@@ -423,7 +429,8 @@ def run_sanitizer(ex: Exercise, opts: Options, res: Result, tool: str, quick: bo
     # inside the sandbox (a sanitizer outside it does not reach the runner), and
     # the checker ends with the sanitizer's exit code 86 when it found errors.
     cmd = [str(exe), f"--gtest_filter={ex.test_filter}"]
-    tool_words = [sanitizer, "--tool", tool, "--error-exitcode", "86", "--print-limit", "20"]
+    tool_words = [sanitizer, "--tool", tool, "--error-exitcode", str(SANITIZER_ERROR_EXIT),
+                  "--print-limit", "20"]
     with tempfile.TemporaryDirectory(prefix="cudalab-grade-") as tmp:
         log = Path(tmp) / "runner.log"
         env = opts.env() | {"CUDALAB_MAX_N": max_n} | opts.runner_env(ex, log, tool_words)

@@ -21,6 +21,7 @@ import csv
 import io
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -38,6 +39,7 @@ from toolload import load_tool
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "tools"))
 grade_cli = load_tool("grade", "cudalab_grade_cli_class")
+grade_class_cli = load_tool("grade-class", "cudalab_grade_class_cli")
 from cudalab_grade import classbuild, classgrade, proc, submissions  # noqa: E402
 from cudalab_grade.manifest import load_all  # noqa: E402
 
@@ -332,12 +334,13 @@ class FakeCourse:
                 self.checkers[p] = (p.stat().st_mtime_ns, p.read_text())
         return sb
 
-    def grade(self, *argv):
+    def grade(self, *argv, cli=grade_cli):
+        """(exit code, stdout, stderr) of tools/grade (cli: or tools/grade-class) on this course."""
         out, err = io.StringIO(), io.StringIO()
         with mock.patch.dict(os.environ, self.env), \
                 mock.patch.object(classbuild, "prepare_shared", self.shared), \
                 contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = grade_cli.main(list(argv), root=self.root)
+            code = cli.main(list(argv), root=self.root)
         return code, out.getvalue(), err.getvalue()
 
     def _log(self, suffix=""):
@@ -888,6 +891,90 @@ class MergeAndSlurmTest(unittest.TestCase):
         self.assertEqual(self.course.grade("--submissions", str(self.tmp / "nope"))[0], 2)
         self.assertEqual(self.course.grade("--submissions", str(self.subs), "--only", "zed",
                                            "--out", str(self.tmp / "o"), "-q")[0], 2)
+
+
+class GradeClassTest(unittest.TestCase):
+    """tools/grade-class: the class options of tools/grade, through the same code."""
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="test-class-")
+        self.tmp = Path(self._tmp.name)
+        self.course = FakeCourse(self.tmp)
+        self.subs = self.tmp / "subs"
+        for name, a in (("ann", "pass"), ("bob", "fail")):
+            d = self.subs / name / "01-demo"
+            d.mkdir(parents=True)
+            (d / "alpha.cu").write_text(src(a))
+            (d / "beta.cu").write_text(src("pass"))
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def test_grades_and_merges_as_tools_grade_submissions_does(self):
+        outs = {}
+        for name, cli in (("grade", grade_cli), ("grade-class", grade_class_cli)):
+            outs[name] = self.tmp / name
+            code, stdout, err = self.course.grade("--submissions", str(self.subs), "--out",
+                                                  str(outs[name]), "--seed", "7", "-q", cli=cli)
+            self.assertEqual(code, 0, err)
+            self.assertIn("2 submission(s) graded", stdout)
+        a, b = outs["grade"], outs["grade-class"]
+        self.assertEqual((a / "gradebook.csv").read_text(), (b / "gradebook.csv").read_text())
+        for student in ("ann", "bob"):
+            ra, rb = (json.loads((o / "students" / student / "results.json").read_text())
+                      for o in (a, b))
+            self.assertEqual([(e["id"], e["status"], e["correctness_points"], e["reason"])
+                              for e in ra["cudalab"]["exercises"]],
+                             [(e["id"], e["status"], e["correctness_points"], e["reason"])
+                              for e in rb["cudalab"]["exercises"]])
+            self.assertEqual(ra["score"], rb["score"])
+        merged = self.tmp / "merged"
+        code, out, _ = self.course.grade("--merge", str(b), "--out", str(merged), cli=grade_class_cli)
+        self.assertEqual(code, 0)
+        self.assertIn("merged 2 student(s)", out)
+        self.assertEqual((merged / "gradebook.csv").read_text(), (b / "gradebook.csv").read_text())
+
+    def test_usage_errors_name_the_command(self):
+        with contextlib.redirect_stderr(io.StringIO()) as err, self.assertRaises(SystemExit) as cm:
+            grade_class_cli.main([], root=self.course.root)  # no class: nothing to grade
+        self.assertEqual(cm.exception.code, 2)
+        self.assertIn("--submissions DIR", err.getvalue())
+        for student_only in ("--list", "--solutions", "--compile-only", "--json"):
+            with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as cm:
+                grade_class_cli.main(["--submissions", str(self.subs), student_only, "x"],
+                                     root=self.course.root)
+            self.assertEqual(cm.exception.code, 2, student_only)
+        code, _, err = self.course.grade("--submissions", str(self.tmp / "nope"), cli=grade_class_cli)
+        self.assertEqual(code, 2)
+        self.assertTrue(err.startswith("tools/grade-class: --submissions "), err)
+        code, _, err = self.course.grade("--submissions", str(self.tmp / "nope"))
+        self.assertEqual(code, 2)
+        self.assertTrue(err.startswith("tools/grade: --submissions "), err)
+
+    def test_each_help_lists_its_own_options(self):
+        helps, listed = {}, {}
+        for tool in ("grade", "grade-class"):
+            p = subprocess.run([PY, str(REPO / "tools" / tool), "--help"], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            helps[tool] = p.stdout
+            # the options the help lists, and those its usage line names
+            listed[tool] = set(re.findall(r"^  (?:-\w, )?(--[\w-]+)", p.stdout, re.M)) | \
+                set(re.findall(r"\[(--[\w-]+)", p.stdout.split("\n\n")[0]))
+        student_only = ("--list", "--hint", "--watch", "--profile", "--progress", "--compile-only",
+                        "--solutions", "--parallel", "--build-dir", "--no-build", "--json")
+        class_only = ("--submissions", "--out", "--only", "--hidden-tests", "--gpus", "--per-gpu",
+                      "--slurm", "--similarity", "--merge", "--roster", "--show-seed")
+        shared = ("--perf", "--sanitize", "--fast", "--seed", "--timeout", "--jobs", "--no-sandbox")
+        for flag in student_only:
+            self.assertIn(flag, listed["grade"])
+            self.assertNotIn(flag, listed["grade-class"])
+        for flag in class_only:
+            self.assertNotIn(flag, listed["grade"])
+            self.assertIn(flag, listed["grade-class"])
+        for flag in shared:
+            self.assertIn(flag, listed["grade"])
+            self.assertIn(flag, listed["grade-class"])
+        self.assertIn("tools/grade-class", helps["grade"])
 
 
 class RunnerTest(unittest.TestCase):

@@ -1,4 +1,5 @@
-"""Unit tests of tools/gpu-check's pure functions (nothing is built or run on a GPU)."""
+"""Unit tests of tools/gpu-check and its package cudalab_grade.gpucheck (nothing is built or run
+on a GPU)."""
 from __future__ import annotations
 
 import contextlib
@@ -12,9 +13,17 @@ from pathlib import Path
 
 from toolload import ROOT, load_tool
 
+sys.path.insert(0, str(ROOT / "tools"))
+from cudalab_grade.gpucheck import bench as gcbench  # noqa: E402
+from cudalab_grade.gpucheck import context as gcctx  # noqa: E402
+from cudalab_grade.gpucheck import portability as gcport  # noqa: E402
+from cudalab_grade.gpucheck import report as gcreport  # noqa: E402
+from cudalab_grade.gpucheck import results as gcresults  # noqa: E402
+from cudalab_grade.gpucheck import sanitize as gcsanitize  # noqa: E402
+from cudalab_grade.gpucheck import state as gcstate  # noqa: E402
+from cudalab_grade.gpucheck import steps as gcsteps  # noqa: E402
 
-
-
+# The script (its options and main); its steps, report and helpers are in cudalab_grade.gpucheck.
 gc = load_tool("gpu-check", "gpu_check")
 
 JUNIT = """<?xml version="1.0" encoding="UTF-8"?>
@@ -67,7 +76,7 @@ sys.exit(86 if rc == 86 else 0)
 
 class JunitTest(unittest.TestCase):
     def test_counts(self):
-        c = gc.parse_junit(JUNIT)
+        c = gcresults.parse_junit(JUNIT)
         self.assertEqual((c["total"], c["passed"], c["failed"], c["skipped"]), (4, 2, 1, 1))
         self.assertEqual(c["failed_names"], ["01-reduce-scan-histogram/sum_atomic"])
         self.assertEqual(c["skipped_names"], ["01-reduce-scan-histogram/sum_vectorized"])
@@ -84,24 +93,24 @@ The following tests did not run:
 The following tests FAILED:
 \t  2 - ch/sum_atomic (Failed)
 """
-        c = gc.parse_ctest_output(out)
+        c = gcresults.parse_ctest_output(out)
         self.assertEqual((c["total"], c["failed"], c["skipped"], c["passed"]), (5, 1, 1, 3))
         self.assertEqual(c["failed_names"], ["ch/sum_atomic"])
         self.assertEqual(c["skipped_names"], ["ch/sum_vectorized"])
-        self.assertEqual(gc.ctest_summary_line(out), "80% tests passed, 1 tests failed out of 5")
-        self.assertIsNone(gc.parse_ctest_output("nothing here"))
+        self.assertEqual(gcresults.ctest_summary_line(out), "80% tests passed, 1 tests failed out of 5")
+        self.assertIsNone(gcresults.parse_ctest_output("nothing here"))
 
 
 class GradeEvaluationTest(unittest.TestCase):
     def test_solutions_full_marks_pass(self):
         data = grade_json([ex("1.1", "passed", 10, 2, 12), ex("1.2", "passed", 10, 5, 15)])
-        r = gc.evaluate_solutions(data, {"1.1": 12, "1.2": 15})
+        r = gcresults.evaluate_solutions(data, {"1.1": 12, "1.2": 15})
         self.assertTrue(r["passed"], r["problems"])
         self.assertEqual((r["points"], r["max_points"], r["percent"]), (27, 27, 100.0))
 
     def test_solutions_lost_point_fails(self):
         data = grade_json([ex("1.1", "passed", 10, 1, 12, "ratio 0.4 < 0.5"), ex("1.2", "passed", 10, 5, 15)])
-        r = gc.evaluate_solutions(data)
+        r = gcresults.evaluate_solutions(data)
         self.assertFalse(r["passed"])
         self.assertEqual(len(r["problems"]), 1)
         self.assertIn("1.1", r["problems"][0])
@@ -109,14 +118,14 @@ class GradeEvaluationTest(unittest.TestCase):
 
     def test_solutions_max_must_include_perf_and_every_exercise(self):
         data = grade_json([ex("1.1", "passed", 10, 0, 10)])
-        r = gc.evaluate_solutions(data, {"1.1": 12, "1.2": 15})
+        r = gcresults.evaluate_solutions(data, {"1.1": 12, "1.2": 15})
         self.assertFalse(r["passed"])
         self.assertTrue(any("manifest" in p for p in r["problems"]))
         self.assertTrue(any(p.startswith("1.2: not in") for p in r["problems"]))
 
     def test_starter_zero_with_test_failures_passes(self):
         data = grade_json([ex("1.1", "failed", 0, 0, 10, "wrong sum"), ex("1.2", "tests_failed", 0, 0, 10)])
-        r = gc.evaluate_starter(data, {"1.1": 12, "1.2": 15})
+        r = gcresults.evaluate_starter(data, {"1.1": 12, "1.2": 15})
         self.assertTrue(r["passed"], r["problems"])
         self.assertEqual(r["points"], 0)
 
@@ -124,23 +133,23 @@ class GradeEvaluationTest(unittest.TestCase):
         for status in ("crashed", "timeout", "timed out", "grader_error", "grader error",
                        "compile_error", "build failed", "no_gpu", "passed"):
             with self.subTest(status=status):
-                r = gc.evaluate_starter(grade_json([ex("1.1", status, 0, 0, 10)]))
+                r = gcresults.evaluate_starter(grade_json([ex("1.1", status, 0, 0, 10)]))
                 self.assertFalse(r["passed"])
-        r = gc.evaluate_starter(grade_json([ex("1.1", "failed", 1, 0, 10)]))
+        r = gcresults.evaluate_starter(grade_json([ex("1.1", "failed", 1, 0, 10)]))
         self.assertFalse(r["passed"])
         self.assertIn("got 1 points", r["problems"][0])
 
     def test_grader_json_shapes(self):
-        with self.assertRaises(gc.GradeFormatError):
-            gc.grade_exercises({"score": 1, "tests": []})
-        with self.assertRaises(gc.GradeFormatError):
-            gc.grade_exercises({"cudalab": {"exercises": []}})
+        with self.assertRaises(gcresults.GradeFormatError):
+            gcresults.grade_exercises({"score": 1, "tests": []})
+        with self.assertRaises(gcresults.GradeFormatError):
+            gcresults.grade_exercises({"cudalab": {"exercises": []}})
         by_id = {"cudalab": {"exercises": {"1.1": {"status": "failed", "correctness_points": 0,
                                                      "perf_points": 0, "max_points": 10}}}}
-        self.assertEqual(gc.grade_exercises(by_id)[0]["id"], "1.1")
+        self.assertEqual(gcresults.grade_exercises(by_id)[0]["id"], "1.1")
         split = {"cudalab": {"exercises": [{"id": "1.1", "status": "passed", "correctness_points": 10,
                                             "perf_points": 2, "correctness_max": 10, "perf_max": 2}]}}
-        self.assertEqual(gc.grade_exercises(split)[0]["max_points"], 12)
+        self.assertEqual(gcresults.grade_exercises(split)[0]["max_points"], 12)
 
 
 class StateTest(unittest.TestCase):
@@ -148,38 +157,38 @@ class StateTest(unittest.TestCase):
         return {"step": step, "status": status, "seconds": 1.0, "summary": summary, "messages": [], "details": {}}
 
     def test_merge_replaces_and_orders(self):
-        s = gc.merge_state(None, self.rec("bench", "failed"))
-        s = gc.merge_state(s, self.rec("build", "passed"))
-        s = gc.merge_state(s, self.rec("bench", "passed", "rerun"))
+        s = gcstate.merge_state(None, self.rec("bench", "failed"))
+        s = gcstate.merge_state(s, self.rec("build", "passed"))
+        s = gcstate.merge_state(s, self.rec("bench", "passed", "rerun"))
         self.assertEqual(list(s["steps"]), ["build", "bench"])
         self.assertEqual(s["steps"]["bench"]["summary"], "rerun")
         self.assertEqual(s["steps"]["bench"]["status"], "passed")
 
     def test_merge_does_not_mutate(self):
-        s1 = gc.merge_state(None, self.rec("test", "failed"))
-        gc.merge_state(s1, self.rec("test", "passed"))
+        s1 = gcstate.merge_state(None, self.rec("test", "failed"))
+        gcstate.merge_state(s1, self.rec("test", "passed"))
         self.assertEqual(s1["steps"]["test"]["status"], "failed")
 
     def test_load_state(self):
         with tempfile.TemporaryDirectory() as d:
             p = Path(d) / "state.json"
-            self.assertEqual(gc.load_state(p), gc.new_state())
+            self.assertEqual(gcstate.load_state(p), gcstate.new_state())
             p.write_text("{broken")
-            self.assertEqual(gc.load_state(p), gc.new_state())
-            s = gc.merge_state(gc.merge_state(None, self.rec("grade", "passed")), self.rec("test", "failed"))
+            self.assertEqual(gcstate.load_state(p), gcstate.new_state())
+            s = gcstate.merge_state(gcstate.merge_state(None, self.rec("grade", "passed")), self.rec("test", "failed"))
             p.write_text(json.dumps(s))
-            self.assertEqual(list(gc.load_state(p)["steps"]), ["test", "grade"])
+            self.assertEqual(list(gcstate.load_state(p)["steps"]), ["test", "grade"])
 
     def test_parse_steps(self):
-        self.assertEqual(gc.parse_steps("bench,build"), ["build", "bench"])
-        self.assertEqual(gc.parse_steps("build,test,profiles,grade,redteam,partial,mutation,sanitize,"
-                                        "bench,portability"), list(gc.STEPS))
-        self.assertEqual(gc.parse_steps("grade,profiles,test"), ["test", "profiles", "grade"])
-        self.assertNotIn("mutation", gc.DEFAULT_STEPS)   # minutes of compiles: only when asked
-        self.assertIn("partial", gc.DEFAULT_STEPS)
-        self.assertEqual(gc.parse_steps("portability,test"), ["test", "portability"])
+        self.assertEqual(gcctx.parse_steps("bench,build"), ["build", "bench"])
+        self.assertEqual(gcctx.parse_steps("build,test,profiles,grade,redteam,partial,mutation,sanitize,"
+                                        "bench,portability"), list(gcctx.STEPS))
+        self.assertEqual(gcctx.parse_steps("grade,profiles,test"), ["test", "profiles", "grade"])
+        self.assertNotIn("mutation", gcctx.DEFAULT_STEPS)   # minutes of compiles: only when asked
+        self.assertIn("partial", gcctx.DEFAULT_STEPS)
+        self.assertEqual(gcctx.parse_steps("portability,test"), ["test", "portability"])
         with self.assertRaises(ValueError):
-            gc.parse_steps("build,deploy")
+            gcctx.parse_steps("build,deploy")
 
     def test_portability_commands(self):
         root = Path("/course")
@@ -195,12 +204,12 @@ class StateTest(unittest.TestCase):
             {"directory": "/course/b", "file": "/course/tests/host/harness_test.cu", "command": f"{nvcc} -c x"},
             {"directory": "/course/b", "file": "/elsewhere/solutions/x.cu", "command": f"{nvcc} -c x"},
         ]
-        srcs = gc.portability_sources(commands, root)
+        srcs = gcport.portability_sources(commands, root)
         self.assertEqual([s["file"] for s in srcs], ["solutions/02-sorting/merge_sort_merge_path.cu",
                                                      "starter/01-reduce-scan-histogram/sum_atomic.cu"])
         self.assertEqual(srcs[1]["argv"], [nvcc, "-diag-suppress=177", "-c",
                                            "/course/starter/01-reduce-scan-histogram/sum_atomic.cu"])
-        argv = gc.arch_argv(srcs[0]["argv"], "75", Path("/o/x.o"))
+        argv = gcport.arch_argv(srcs[0]["argv"], "75", Path("/o/x.o"))
         self.assertEqual(argv[:2], [nvcc, "--generate-code=arch=compute_75,code=[compute_75,sm_75]"])
         self.assertEqual(argv[-2:], ["-o", "/o/x.o"])
         self.assertFalse(any("compute_90" in a for a in argv))
@@ -218,13 +227,13 @@ class StateTest(unittest.TestCase):
                             "-E) cat >/dev/null; printf 'cudalab_versions 12090 \\n# 3 \"x\" 3\\n  200802\\n';;\n"
                             "esac\n")
             nvcc.chmod(0o755)
-            self.assertEqual(gc.nvcc_archs(str(nvcc)), {"75", "90", "120"})
-            self.assertEqual(gc.toolkit_versions(str(nvcc)),
+            self.assertEqual(gcport.nvcc_archs(str(nvcc)), {"75", "90", "120"})
+            self.assertEqual(gcport.toolkit_versions(str(nvcc)),
                              {"nvcc": "Cuda compilation tools, release 13.0, V13.0.88",
                               "cudart": "12.9", "cccl": "2.8.2"})
             nvcc.write_text("#!/bin/sh\nexit 1\n")
-            self.assertIsNone(gc.nvcc_archs(str(nvcc)))
-            self.assertEqual(gc.toolkit_versions(str(nvcc)), {})
+            self.assertIsNone(gcport.nvcc_archs(str(nvcc)))
+            self.assertEqual(gcport.toolkit_versions(str(nvcc)), {})
 
     def test_count_diagnostics(self):
         out = "\n".join([
@@ -235,14 +244,14 @@ class StateTest(unittest.TestCase):
             "ptxas warning : Registers are spilled to local memory in function 'k'",
             "Remark: The warnings can be suppressed with \"-diag-suppress <warning-number>\"",
             "x.cu(12): error: identifier \"z\" is undefined"])
-        self.assertEqual(gc.count_diagnostics(out), (3, 3))
-        self.assertEqual(gc.count_diagnostics(""), (0, 0))
-        self.assertEqual(gc.PORTABILITY_ARCHS, ("75", "80", "86", "89", "90", "100", "120"))
+        self.assertEqual(gcport.count_diagnostics(out), (3, 3))
+        self.assertEqual(gcport.count_diagnostics(""), (0, 0))
+        self.assertEqual(gcctx.PORTABILITY_ARCHS, ("75", "80", "86", "89", "90", "100", "120"))
 
     def test_summary_table(self):
-        s = gc.merge_state(None, self.rec("build", "passed", "built"))
-        s = gc.merge_state(s, self.rec("test", "failed", "no CUDA device"))
-        text = gc.summary_table(s, ["test"])
+        s = gcstate.merge_state(None, self.rec("build", "passed", "built"))
+        s = gcstate.merge_state(s, self.rec("test", "failed", "no CUDA device"))
+        text = gcreport.summary_table(s, ["test"])
         lines = text.splitlines()
         self.assertTrue(lines[0].startswith("step"))
         self.assertIn("passed (earlier)", lines[1])
@@ -254,17 +263,17 @@ class HelpersTest(unittest.TestCase):
     def test_sanitizer_summaries(self):
         out = ("[  PASSED  ] 3 tests.\n========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"
                "========= ERROR SUMMARY: 0 errors\n")
-        self.assertEqual(gc.sanitizer_summaries(out),
+        self.assertEqual(gcresults.sanitizer_summaries(out),
                          ["RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)",
                           "ERROR SUMMARY: 0 errors"])
 
     def test_expected_max_points_of_real_tree(self):
-        expected = gc.expected_max_points(ROOT)
+        expected = gcresults.expected_max_points(ROOT)
         self.assertTrue(expected)
         self.assertTrue(all(v > 0 for v in expected.values()))
 
     def test_commit_argument_wins(self):
-        self.assertEqual(gc.resolve_commit("abc", ROOT), "abc")
+        self.assertEqual(gcctx.resolve_commit("abc", ROOT), "abc")
 
     def test_state_from_an_earlier_report_joins_the_new_one(self):
         with tempfile.TemporaryDirectory() as d:
@@ -289,10 +298,10 @@ class HelpersTest(unittest.TestCase):
             self.assertEqual(cm.exception.code, 2)
 
     def test_parse_chapters(self):
-        self.assertEqual(gc.parse_chapters("", ROOT), [])
-        self.assertEqual(gc.parse_chapters("4, 02-sorting,2", ROOT), ["02-sorting", "04-filtering-atomics"])
+        self.assertEqual(gcctx.parse_chapters("", ROOT), [])
+        self.assertEqual(gcctx.parse_chapters("4, 02-sorting,2", ROOT), ["02-sorting", "04-filtering-atomics"])
         with self.assertRaises(ValueError) as cm:
-            gc.parse_chapters("99", ROOT)
+            gcctx.parse_chapters("99", ROOT)
         self.assertIn("1 (01-reduce-scan-histogram)", str(cm.exception))
         with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as cm:
             gc.main(["--out", "/nonexistent/x", "--chapters", "nope"])
@@ -320,19 +329,19 @@ open(out, "w").write(json.dumps({{"context": {{"commit": "abc"}}, "benchmarks": 
             second = d / "b" / "bin" / "sum_shared_tree_bench_solution"
             second.write_text(first.read_text())
             second.chmod(0o755)
-            ctx = gc.Context(ROOT, d / "b", 2, "abc", None)
+            ctx = gcctx.Context(ROOT, d / "b", 2, "abc", None)
             ctx.work = d / "work"
             ctx.logs = ctx.work / "logs"
-            real_run = gc.run
+            real_run = gcctx.Context.run
 
             def run(ctx_, argv, log, env=None, timeout=None):
                 if "sum_shared_tree" in argv[0]:
-                    raise gc.Interrupted()
+                    raise gcctx.Interrupted()
                 return real_run(ctx_, argv, log, env, timeout)
             rec = {"step": "bench", "messages": [], "details": {}, "summary": "", "status": "failed"}
-            with contextlib.redirect_stdout(io.StringIO()), mock.patch.object(gc, "run", run), \
-                    self.assertRaises(gc.Interrupted):
-                gc.step_bench(ctx, rec, lambda: None, {"gpu_present": True})
+            with contextlib.redirect_stdout(io.StringIO()), mock.patch.object(gcctx.Context, "run", run), \
+                    self.assertRaises(gcctx.Interrupted):
+                gcbench.step_bench(ctx, rec, lambda: None, {"gpu_present": True})
             self.assertEqual(rec["details"]["interrupted_after"], "1 of 2 programs")
             self.assertIn("interrupted after 1 of 2 programs", rec["summary"])
             reports = rec["details"]["reports"]
@@ -361,12 +370,12 @@ print("[  PASSED  ] 3 tests.")
 print("========= ERROR SUMMARY: 0 errors")
 """)
             san.chmod(0o755)
-            ctx = gc.Context(ROOT, d / "b", 2, "abc", None)
+            ctx = gcctx.Context(ROOT, d / "b", 2, "abc", None)
             ctx.env["PATH"] = f"{d / 'tools'}:{ctx.env.get('PATH', '')}"
             ctx.parallel, ctx.chapters = 4, ["02-sorting"]
             rec = {"step": "sanitize", "messages": [], "details": {}, "summary": "", "status": "failed"}
             with contextlib.redirect_stdout(io.StringIO()):
-                gc.step_sanitize(ctx, rec, lambda: None, {"gpu_present": True})
+                gcsanitize.step_sanitize(ctx, rec, lambda: None, {"gpu_present": True})
             self.assertEqual(rec["status"], "passed", rec["messages"])
             self.assertEqual([(r["program"], r["tool"]) for r in rec["details"]["runs"]],
                              [("bitonic_sort_shared_test_solution", "memcheck"),
@@ -407,12 +416,12 @@ if tool == "racecheck" and shard == "1":
 print("========= ERROR SUMMARY: 0 errors")
 """)
             san.chmod(0o755)
-            ctx = gc.Context(ROOT, d / "b", 2, "abc", None)
+            ctx = gcctx.Context(ROOT, d / "b", 2, "abc", None)
             ctx.env["PATH"] = f"{d / 'tools'}:{ctx.env.get('PATH', '')}"
             ctx.parallel, ctx.racecheck_shards = 4, 3
             rec = {"step": "sanitize", "messages": [], "details": {}, "summary": "", "status": "passed"}
             with contextlib.redirect_stdout(io.StringIO()):
-                gc.step_sanitize(ctx, rec, lambda: None, {"gpu_present": True})
+                gcsanitize.step_sanitize(ctx, rec, lambda: None, {"gpu_present": True})
             self.assertEqual(sorted(trace.read_text().split("\n")[:-1]),
                              ["memcheck - -", "racecheck 3 0", "racecheck 3 1", "racecheck 3 2"])
             runs = rec["details"]["runs"]
@@ -428,12 +437,12 @@ print("========= ERROR SUMMARY: 0 errors")
     def test_starter_only_mode_is_automatic_without_solutions(self):
         with tempfile.TemporaryDirectory() as d:
             d = Path(d)
-            self.assertEqual(gc.starter_only_reason(d, False), gc.NO_SOLUTIONS)
-            self.assertEqual(gc.starter_only_reason(d, True), gc.NO_SOLUTIONS)
+            self.assertEqual(gcctx.starter_only_reason(d, False), gcctx.NO_SOLUTIONS)
+            self.assertEqual(gcctx.starter_only_reason(d, True), gcctx.NO_SOLUTIONS)
             (d / "solutions").mkdir()
-            self.assertIsNone(gc.starter_only_reason(d, False))
-            self.assertEqual(gc.starter_only_reason(d, True), "--starter-only")
-        self.assertIsNone(gc.starter_only_reason(ROOT, False))
+            self.assertIsNone(gcctx.starter_only_reason(d, False))
+            self.assertEqual(gcctx.starter_only_reason(d, True), "--starter-only")
+        self.assertIsNone(gcctx.starter_only_reason(ROOT, False))
 
     def test_starter_only_grades_the_starter_and_skips_redteam_sanitize_bench(self):
         # A tree without solutions/ (the student edition), as main sees it: the grader
@@ -446,11 +455,11 @@ print("========= ERROR SUMMARY: 0 errors")
                 Path(argv[argv.index("--json") + 1]).write_text(json.dumps(grade_json(
                     [ex(i, "failed", 0, 0, m, "wrong answer") for i, m in expected.items()])))
             return 1, "", 0.1
-        expected = gc.expected_max_points(ROOT)
+        expected = gcresults.expected_max_points(ROOT)
         with tempfile.TemporaryDirectory() as d:
             d = Path(d)
-            with contextlib.redirect_stdout(io.StringIO()), mock.patch.object(gc, "run", run), \
-                    mock.patch.object(gc, "starter_only_reason", lambda root, flag: gc.NO_SOLUTIONS):
+            with contextlib.redirect_stdout(io.StringIO()), mock.patch.object(gcctx.Context, "run", run), \
+                    mock.patch.object(gc, "starter_only_reason", lambda root, flag: gcctx.NO_SOLUTIONS):
                 rc = gc.main(["--out", str(d / "out"), "--steps", "grade,redteam,sanitize,bench",
                               "--build-dir", str(d / "b")])
             rep = json.loads((d / "out" / "report.json").read_text())
@@ -459,7 +468,7 @@ print("========= ERROR SUMMARY: 0 errors")
         self.assertEqual(len(calls), 1)  # the starter only
         self.assertNotIn("--solutions", calls[0])
         self.assertNotIn("--perf", calls[0])
-        self.assertEqual((rep["mode"], rep["starter_only"]), ("starter-only", gc.NO_SOLUTIONS))
+        self.assertEqual((rep["mode"], rep["starter_only"]), ("starter-only", gcctx.NO_SOLUTIONS))
         self.assertTrue(rep["invocation"]["passed"])
         grade = rep["steps"]["grade"]
         self.assertEqual(grade["status"], "passed", grade["messages"])
@@ -480,7 +489,7 @@ print("========= ERROR SUMMARY: 0 errors")
             return 0, "", 0.1
         with tempfile.TemporaryDirectory() as d:
             d = Path(d)
-            with contextlib.redirect_stdout(io.StringIO()), mock.patch.object(gc, "run", run):
+            with contextlib.redirect_stdout(io.StringIO()), mock.patch.object(gcctx.Context, "run", run):
                 rc = gc.main(["--out", str(d / "out"), "--steps", "grade,bench", "--build-dir", str(d / "b"),
                               "--starter-only"])
             rep = json.loads((d / "out" / "report.json").read_text())
@@ -499,27 +508,27 @@ print("========= ERROR SUMMARY: 0 errors")
             self.assertNotIn("Mode: starter only", (d / "out" / "report.md").read_text())
 
     def test_parse_profiles(self):
-        self.assertEqual(gc.parse_profiles("h100,t4"), ["t4", "h100"])  # the table's order
-        self.assertEqual(gc.parse_profiles(" T4 , a100 "), ["t4", "a100"])
-        self.assertEqual(gc.parse_profiles("all"), list(gc.DEVICE_PROFILES))
-        self.assertEqual(gc.parse_profiles(",".join(gc.DEFAULT_PROFILES)), ["t4", "h100"])
+        self.assertEqual(gcctx.parse_profiles("h100,t4"), ["t4", "h100"])  # the table's order
+        self.assertEqual(gcctx.parse_profiles(" T4 , a100 "), ["t4", "a100"])
+        self.assertEqual(gcctx.parse_profiles("all"), list(gcctx.DEVICE_PROFILES))
+        self.assertEqual(gcctx.parse_profiles(",".join(gcctx.DEFAULT_PROFILES)), ["t4", "h100"])
         for bad in ("v100", "t4,h200", "", "all,t4"):
             with self.assertRaises(ValueError):
-                gc.parse_profiles(bad)
+                gcctx.parse_profiles(bad)
 
     def test_device_profiles_match_device_cuh(self):
         text = (ROOT / "chapters" / "common" / "include" / "cudalab" / "device.cuh").read_text()
         import re
         names = re.findall(r'^\s*\{"([a-z0-9]+)", "NVIDIA', text, re.M)
-        self.assertEqual(sorted(names), sorted(gc.DEVICE_PROFILES))
+        self.assertEqual(sorted(names), sorted(gcctx.DEVICE_PROFILES))
 
     def test_evaluate_profile_solutions(self):
-        good = gc.evaluate_profile_solutions(grade_json([
+        good = gcresults.evaluate_profile_solutions(grade_json([
             dict(ex("2.7", "passed", 10, 0, 15), correctness_max_points=10),
             dict(ex("2.4", "passed", 5, 0, 5), correctness_max_points=5)]))
         self.assertTrue(good["passed"])
         self.assertEqual((good["points"], good["max_points"]), (15, 15))
-        bad = gc.evaluate_profile_solutions(grade_json([
+        bad = gcresults.evaluate_profile_solutions(grade_json([
             dict(ex("2.7", "failed", 0, 0, 15, "DeviceLimitError: the launch of block_sort_kernel"),
                  correctness_max_points=10),
             ex("2.4", "passed", 5, 0, 5)]))
@@ -531,13 +540,13 @@ print("========= ERROR SUMMARY: 0 errors")
         per = {"t4": {"passed": True, "counts": {"passed": 40, "total": 40},
                       "solutions": {"points": 100, "max_points": 100}, "starter": {"points": 0}},
                "h100": {"passed": False, "counts": None, "solutions": {}, "starter": {"points": 0}}}
-        lines = gc.profiles_table(per)
+        lines = gcreport.profiles_table(per)
         self.assertEqual(lines[2], "| t4 | 40/40 | 100/100 | 0 | ok |")
         self.assertEqual(lines[3], "| h100 | — | error | 0 | FAILED |")
         rec = {"step": "profiles", "status": "passed", "seconds": 1.0, "summary": "1/1 profiles clean (t4)",
                "messages": [], "details": {"per_profile": {"t4": per["t4"]}}}
-        rep = gc.report_json({"steps": {"profiles": rec}}, {"gpus": ["H100"]}, "abc", ["profiles"], "now")
-        md = gc.report_markdown(rep, Path("/nonexistent"))
+        rep = gcreport.report_json({"steps": {"profiles": rec}}, {"gpus": ["H100"]}, "abc", ["profiles"], "now")
+        md = gcreport.report_markdown(rep, Path("/nonexistent"))
         self.assertIn("## profiles: passed", md)
         self.assertIn("| t4 | 40/40 | 100/100 | 0 | ok |", md)
 
@@ -548,8 +557,8 @@ print("========= ERROR SUMMARY: 0 errors")
                                      "90": {"files": 2, "compiled": 2, "warnings": 0, "errors": 0}},
                            "compiler": "/opt/cuda12.9/toolkit/bin/nvcc", "unsupported_archs": ["120"],
                            "toolkit": {"nvcc": "release 13.0", "cudart": "12.9", "cccl": "2.8.2"}}}
-        rep = gc.report_json({"steps": {"portability": rec}}, {"gpus": []}, "abc", ["portability"], "now")
-        md = gc.report_markdown(rep, Path("/nonexistent"))
+        rep = gcreport.report_json({"steps": {"portability": rec}}, {"gpus": []}, "abc", ["portability"], "now")
+        md = gcreport.report_markdown(rep, Path("/nonexistent"))
         self.assertIn("(/opt/cuda12.9/toolkit/bin/nvcc, release 13.0, CUDA runtime headers 12.9, CCCL 2.8.2)", md)
         self.assertIn("Not supported by this compiler, left out: sm_120.", md)
         self.assertIn("| sm_90 | 2 | 2 | 0 | 0 |", md)
@@ -564,19 +573,19 @@ print("========= ERROR SUMMARY: 0 errors")
     def test_profiles_step_without_gpu(self):
         with tempfile.TemporaryDirectory() as d:
             d = Path(d)
-            ctx = gc.Context(ROOT, d / "b", 1, "abc", None)
+            ctx = gcctx.Context(ROOT, d / "b", 1, "abc", None)
             rec = {"status": "failed", "summary": "", "messages": [], "details": {}}
-            gc.step_profiles(ctx, rec, lambda: None, {"gpu_present": False})
+            gcsteps.step_profiles(ctx, rec, lambda: None, {"gpu_present": False})
             self.assertEqual(rec["status"], "failed")
-            self.assertEqual(rec["details"]["profiles"], list(gc.DEFAULT_PROFILES))
-            self.assertIn(gc.NO_DEVICE, rec["summary"])
+            self.assertEqual(rec["details"]["profiles"], list(gcctx.DEFAULT_PROFILES))
+            self.assertIn(gcctx.NO_DEVICE, rec["summary"])
 
     def test_profiles_step_sets_the_profile_for_tests_and_grader(self):
         with tempfile.TemporaryDirectory() as d:
             d = Path(d)
             (d / "b").mkdir()
             (d / "b" / "CTestTestfile.cmake").write_text("")
-            ctx = gc.Context(ROOT, d / "b", 1, "abc", None)
+            ctx = gcctx.Context(ROOT, d / "b", 1, "abc", None)
             ctx.profiles = ["t4"]
             calls = []
 
@@ -592,8 +601,8 @@ print("========= ERROR SUMMARY: 0 errors")
                                                          10 if solutions else 0, 0, 10)])))
                 return (0 if solutions else 1), "", 1.0
             rec = {"status": "failed", "summary": "", "messages": [], "details": {}}
-            with mock.patch.object(gc, "run", fake_run):
-                gc.step_profiles(ctx, rec, lambda: None, {"gpu_present": True})
+            with mock.patch.object(gcctx.Context, "run", fake_run):
+                gcsteps.step_profiles(ctx, rec, lambda: None, {"gpu_present": True})
             self.assertEqual([c[1] for c in calls], ["t4", "t4", "t4"])
             self.assertIn("-E", calls[0][0])  # the host tests need no profile
             self.assertIn("--fast", calls[1][0])
@@ -644,7 +653,7 @@ print("========= ERROR SUMMARY: 0 errors")
         env = {"gpus": ["H100"], "gpu_present": True, "nvcc": "13.0"}
         with tempfile.TemporaryDirectory() as d:
             d = Path(d)
-            with contextlib.redirect_stdout(io.StringIO()), mock.patch.object(gc, "run", run), \
+            with contextlib.redirect_stdout(io.StringIO()), mock.patch.object(gcctx.Context, "run", run), \
                     mock.patch.object(gc, "environment", lambda ctx: env):
                 rc = gc.main(["--out", str(d / "out"), "--steps", steps, "--build-dir", str(d / "b"),
                               "--jobs", "16", "--parallel", "6", *extra])
@@ -718,7 +727,7 @@ print("========= ERROR SUMMARY: 0 errors")
                 rep = json.loads((d / "out" / "report.json").read_text())
                 self.assertEqual(rc, 1)
                 for step in ("partial", "mutation"):
-                    self.assertEqual(rep["steps"][step]["summary"], f"not run: {gc.NO_DEVICE}")
+                    self.assertEqual(rep["steps"][step]["summary"], f"not run: {gcctx.NO_DEVICE}")
                 rc = gc.main(["--out", str(d / "out2"), "--steps", "partial,mutation",
                               "--build-dir", str(d / "b"), "--starter-only"])
                 rep = json.loads((d / "out2" / "report.json").read_text())

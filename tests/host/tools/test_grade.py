@@ -38,7 +38,7 @@ def _load_grade():
 
 
 grade_cli = _load_grade()
-from cudalab_grade import bench, build, gtest, report, source  # noqa: E402
+from cudalab_grade import bench, build, cliclass, clioptions, clisetup, gtest, report, source  # noqa: E402
 from cudalab_grade.manifest import UsageError, load_all, select  # noqa: E402
 
 MANIFEST = """
@@ -549,9 +549,9 @@ class DeviceProfileTest(unittest.TestCase):
             self.assertEqual(opts.runner_env(ex, Path("/tmp/log"))["CUDALAB_DEVICE_PROFILE"], "rtx3090")
 
     def test_device_profile_option(self):
-        self.assertEqual(grade_cli.parse_args(["--device-profile", "t4", "2.7"]).device_profile, "t4")
+        self.assertEqual(clioptions.parse_args(["--device-profile", "t4", "2.7"]).device_profile, "t4")
         with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit):
-            grade_cli.parse_args(["--device-profile", "v100", "2.7"])
+            clioptions.parse_args(["--device-profile", "v100", "2.7"])
 
 
 class BuildTest(GradeTestCase):
@@ -675,7 +675,7 @@ class PerfAndSanitizerTest(GradeTestCase):
         def fake_sandbox(opts, readable, kind=None):
             opts.runner_prefix = [str(box), "--"]
             return "fake"
-        with mock.patch.object(grade_cli, "use_sandbox", fake_sandbox):
+        with mock.patch.object(clisetup, "use_sandbox", fake_sandbox):
             _, data, _ = self.tree.grade_json("--no-build", "--perf", "--fast", "1.1")
         self.assertEqual(self.exercise(data, "1.1")["ratio"], 1.0)
         self.assertNotIn("alpha_bench_starter", boxed.read_text().split() if boxed.exists() else [])
@@ -836,7 +836,7 @@ class NoGpuTest(GradeTestCase):
             self.tree.probe.assert_not_called()
         subs = self.tree.root.parent / "subs"
         subs.mkdir()
-        with mock.patch.object(grade_cli, "run_class", return_value=3) as run_class:
+        with mock.patch.object(cliclass, "run_class", return_value=3) as run_class:
             code, _, _ = self.tree.grade("--submissions", str(subs))
         self.assertEqual(code, 3)  # class grading's own no-GPU answer
         run_class.assert_called_once()
@@ -1035,8 +1035,8 @@ class BuildProgressTest(GradeTestCase):
             def isatty(self):
                 return True
         s = Tty()
-        p = grade_cli.BuildProgress(s)
-        with mock.patch.object(grade_cli.time, "monotonic", side_effect=[0.0, 0.1, 1.0, 1.1]):
+        p = clisetup.BuildProgress(s)
+        with mock.patch.object(clisetup.time, "monotonic", side_effect=[0.0, 0.1, 1.0, 1.1]):
             for k in (1, 2, 3, 4):
                 p(k, 4)
         p.end()
