@@ -208,8 +208,24 @@ _DENY = [
     ("starts threads", r"pthread_create|pthread_\w+|std::thread::.*|thrd_create|std::__once_call"),
     ("is a CUDA call an exercise must not make (host callbacks, driver entry points, IPC, device reset)",
      r"cudaLaunchHostFunc|cudaStreamAddCallback|cudaGetDriverEntryPoint\w*|cudaIpc\w+|cudaDeviceReset|"
-     r"cudaSetDeviceFlags|cudaDeviceSetLimit|cudaProfilerSt\w+|cudaGraphAddHostNode|cudaGraphHostNode\w*|"
-     r"cudaUserObject\w+"),
+     r"cudaSetDeviceFlags|cudaDeviceSetLimit|cudaProfilerSt\w+|cudaUserObject\w+"),
+    # The runner's host-copy guard (tests/common/remote_runner.cu) counts the copies of the
+    # functions it wraps; these reach the data another way.
+    ("gives the host memory that kernels read and write directly (pinned, mapped or managed memory, "
+     "a memory pool on the host), where the host could do the work",
+     r"cudaMallocHost|cudaHostAlloc|cudaHostRegister|cudaHostGetDevicePointer|cudaMallocManaged|"
+     r"__cudaRegisterManagedVar|cudaMemPoolCreate|cudaMemGetDefaultMemPool|cudaMemGetMemPool|"
+     r"cudaMemSetMemPool|cudaMallocFromPoolAsync|cudaMemPoolImport\w*|cudaLibraryGetManaged"),
+    ("copies data past the grader's count of copies to the host (through an array, a peer or "
+     "batch copy, or a per-thread default stream variant)",
+     r"cudaMemcpy(?!(?:2D|3D)?(?:Async)?$|(?:From|To)Symbol(?:Async)?$)\w*|(?:__)?cuda\w+_(?:ptds|ptsz)"),
+    ("makes or runs a CUDA graph, whose copies the grader's count of copies to the host does not "
+     "see (no exercise needs a graph)",
+     r"cudaGraph\w*|cudaStreamBeginCapture\w*|cudaStreamEndCapture"),
+    ("loads device code at run time, past the check of the compiled device code",
+     r"cudaLibrary\w+"),
+    ("calls the grader's wrapper of a CUDA function, or the function behind it, by its link-time name",
+     r"__real_\w+|__wrap_\w+"),
 ]
 _DENY_RE = [(why, re.compile(rf"^(?:{pat})(?:\(.*)?$")) for why, pat in _DENY]
 
@@ -300,3 +316,4 @@ def forbidden_host_symbol(symbols: list[str], forbid_host: tuple[str, ...] | lis
             if any(p in sym for p in pats):
                 return entry, sym
     return None
+
