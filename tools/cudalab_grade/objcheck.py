@@ -317,3 +317,87 @@ def forbidden_host_symbol(symbols: list[str], forbid_host: tuple[str, ...] | lis
                 return entry, sym
     return None
 
+
+# ----------------------------------------------------------------------------
+# The host machine code (objdump): what no import shows.
+
+# Instructions that enter the kernel: a system call made without a C library function, so
+# without an import (inline assembly, where an exercise allows it for its PTX).
+SYSCALL_INSNS = ("syscall", "sysenter", "int $0x80", "int 0x80")
+# nvcc's registration code (the stub it appends to the file) registers the file's device code
+# with one call of each; a second registers device code that cuobjdump never saw (a fatbin of
+# the student's making, in a data array).
+REGISTRATIONS = ("__cudaRegisterFatBinary", "__cudaRegisterLinkedBinary")
+
+_OBJDUMP_FN = re.compile(r"^[0-9a-fA-F]+ <(.+)>:\s*$")
+_OBJDUMP_INSN = re.compile(r"^\s*([0-9a-fA-F]+):\s+(.*?)\s*$")
+_RELOC = re.compile(r"^[0-9a-fA-F]+\s+\S+\s+(\S+?)(?:[-+]0x[0-9a-fA-F]+)?\s*$")
+
+
+def objdump() -> str | None:
+    return shutil.which("objdump")
+
+
+def _objdump(obj: Path, *flags: str) -> str | None:
+    tool = objdump()
+    if tool is None:
+        return None
+    try:
+        p = subprocess.run([tool, *flags, str(obj)], capture_output=True, text=True, timeout=120,
+                           errors="replace")
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return p.stdout if p.returncode == 0 else None
+
+
+def host_syscalls(obj: Path) -> list[tuple[str, str, str]] | None:
+    """(function, address, instruction) of every system-call instruction in the object's host
+    code (objdump -d), or None without a usable objdump."""
+    text = _objdump(obj, "-d", "--no-show-raw-insn")
+    if text is None:
+        return None
+    return parse_syscalls(text)
+
+
+def parse_syscalls(text: str) -> list[tuple[str, str, str]]:
+    found = []
+    fn = ""
+    for line in text.splitlines():
+        m = _OBJDUMP_FN.match(line)
+        if m:
+            fn = m.group(1)
+            continue
+        m = _OBJDUMP_INSN.match(line)
+        if m:
+            insn = re.sub(r"\s+", " ", m.group(2).split("#", 1)[0]).strip()
+            if insn in SYSCALL_INSNS or insn.split(" ", 1)[0] in ("syscall", "sysenter"):
+                found.append((fn, m.group(1), insn))
+    return found
+
+
+def relocation_symbols(obj: Path) -> list[str] | None:
+    """The symbol of every relocation of the object, in every section (objdump -r), or None
+    without a usable objdump."""
+    text = _objdump(obj, "-r")
+    if text is None:
+        return None
+    return parse_relocations(text)
+
+
+def parse_relocations(text: str) -> list[str]:
+    out = []
+    for line in text.splitlines():
+        m = _RELOC.match(line)
+        if m and not line.startswith("OFFSET"):
+            out.append(m.group(1))
+    return out
+
+
+def extra_registration(symbols: list[str]) -> tuple[str, int] | None:
+    """(function, references) when the object refers to a registration function of device
+    code more than nvcc's own code does (once)."""
+    for name in REGISTRATIONS:
+        refs = sum(1 for s in symbols if s == name or s.startswith(name + "_"))
+        if refs > 1:
+            return name, refs
+    return None

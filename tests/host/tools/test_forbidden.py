@@ -515,6 +515,45 @@ cudaMalloc|cudaFree|cudaEventDestroy|cudaEventCreate|std::ios_base_library_init(
 cudaEventRecord|cudaEventElapsedTime""".replace("\n", "|").split("|")
 
 
+# objdump -r of an nvcc object (CUDA 13.0, trimmed): its registration refers to each function once.
+NVCC_RELOCATIONS = ["__cudaRegisterFatBinary", "__cudaRegisterFunction", "__cudaRegisterFatBinaryEnd",
+                    "__cudaUnregisterFatBinary", "atexit", ".bss", ".nvFatBinSegment", "__cudaLaunchKernel"]
+
+# objdump -d and -r of an object whose host code makes a system call and registers a fatbin of
+# its own (the attacks asm-host-syscall and fapi-register-fatbin, trimmed).
+OBJDUMP_DISASSEMBLY = """
+x.o:     file format elf64-x86-64
+
+
+Disassembly of section .text:
+
+0000000000000000 <_Z21cudalab_redteam_writePKcm>:
+   0:\tpush   %rbp
+   1:\tmov    %rsp,%rbp
+  15:\tmov    $0x1,%eax
+  1a:\tmov    $0x2,%edi
+  1d:\tsyscall
+  1f:\tpop    %rbp
+  20:\tret    # syscall in a comment
+"""
+OBJDUMP_RELOCATIONS = """
+x.o:     file format elf64-x86-64
+
+RELOCATION RECORDS FOR [.text]:
+OFFSET           TYPE              VALUE
+000000000000046c R_X86_64_PLT32    __cudaRegisterFatBinary-0x0000000000000004
+0000000000000499 R_X86_64_PLT32    __cudaRegisterFunction-0x0000000000000004
+00000000000004a9 R_X86_64_PLT32    __cudaRegisterFatBinaryEnd-0x0000000000000004
+00000000000004b4 R_X86_64_PC32     .bss+0x0000000000000014
+
+
+RELOCATION RECORDS FOR [.text.startup]:
+OFFSET           TYPE              VALUE
+000000000000000c R_X86_64_PLT32    __cudaRegisterFatBinary-0x0000000000000004
+000000000000004d R_X86_64_PLT32    __cudaRegisterFatBinaryEnd-0x0000000000000004
+"""
+
+
 class ObjectCheckTest(unittest.TestCase):
     def test_sass_parser(self):
         fns = objcheck.parse_sass(SASS_SAMPLE)
@@ -598,7 +637,9 @@ class ObjectCheckTest(unittest.TestCase):
         ex = EXERCISES["1.2"]
         with mock.patch.object(objcheck, "sass_of", return_value=(SASS_SAMPLE, "")), \
                 mock.patch.object(objcheck, "defined_functions", return_value=["f()"]), \
-                mock.patch.object(objcheck, "imports", return_value=SOLUTION_IMPORTS):
+                mock.patch.object(objcheck, "imports", return_value=SOLUTION_IMPORTS), \
+                mock.patch.object(objcheck, "relocation_symbols", return_value=NVCC_RELOCATIONS), \
+                mock.patch.object(objcheck, "host_syscalls", return_value=[]):
             rep = source.check_object(ex, Path("x.o"), root=REPO)
         self.assertEqual([f.rule for f in rep.findings], ["sass"])
         self.assertIn("its device code uses a warp shuffle (`SHFL.DOWN` in cudalab::reduce::", rep.first.message)
@@ -606,18 +647,87 @@ class ObjectCheckTest(unittest.TestCase):
         self.assertIn("/*0120*/ SHFL.DOWN", rep.first.details[0])
         with mock.patch.object(objcheck, "sass_of", return_value=(SASS_NO_KERNEL, "")), \
                 mock.patch.object(objcheck, "defined_functions", return_value=[]), \
-                mock.patch.object(objcheck, "imports", return_value=SOLUTION_IMPORTS + ["system"]):
+                mock.patch.object(objcheck, "imports", return_value=SOLUTION_IMPORTS + ["system"]), \
+                mock.patch.object(objcheck, "relocation_symbols", return_value=NVCC_RELOCATIONS), \
+                mock.patch.object(objcheck, "host_syscalls", return_value=[]):
             rep = source.check_object(EXERCISES["1.1"], Path("x.o"), root=REPO)
         self.assertEqual([f.rule for f in rep.findings], ["no-device-code", "import"])
         self.assertIn("calls `system`", rep.findings[1].message)
+        # the host machine code: a system call made by inline assembly, a second registration
+        with mock.patch.object(objcheck, "sass_of", return_value=(SASS_SAMPLE, "")), \
+                mock.patch.object(objcheck, "defined_functions", return_value=[]), \
+                mock.patch.object(objcheck, "imports", return_value=SOLUTION_IMPORTS), \
+                mock.patch.object(objcheck, "relocation_symbols", return_value=objcheck.parse_relocations(
+                    OBJDUMP_RELOCATIONS)), \
+                mock.patch.object(objcheck, "host_syscalls", return_value=objcheck.parse_syscalls(
+                    OBJDUMP_DISASSEMBLY)):
+            rep = source.check_object(EXERCISES["5.1"], Path("x.o"), root=REPO)
+        self.assertEqual([f.rule for f in rep.findings], ["syscall", "registration"])
+        self.assertIn("its host code makes a system call itself (`syscall` in cudalab_redteam_write(", rep.first.message)
+        self.assertIn("registers device code itself (`__cudaRegisterFatBinary`, referred to 2 times",
+                      rep.findings[1].message)
 
     def test_without_cuobjdump_the_device_code_is_skipped_with_a_note(self):
         with mock.patch.object(objcheck, "cuobjdump", return_value=None), \
                 mock.patch.object(objcheck, "defined_functions", return_value=[]), \
-                mock.patch.object(objcheck, "imports", return_value=[]):
+                mock.patch.object(objcheck, "imports", return_value=[]), \
+                mock.patch.object(objcheck, "relocation_symbols", return_value=[]), \
+                mock.patch.object(objcheck, "host_syscalls", return_value=[]):
             rep = source.check_object(EXERCISES["1.2"], Path("x.o"), root=REPO)
         self.assertEqual(rep.findings, [])
         self.assertEqual(rep.notes, ["cuobjdump not found: the device code was not checked"])
+
+    def test_without_objdump_the_host_code_is_skipped_with_a_note(self):
+        with mock.patch.object(objcheck, "sass_of", return_value=(SASS_SAMPLE, "")), \
+                mock.patch.object(objcheck, "defined_functions", return_value=[]), \
+                mock.patch.object(objcheck, "imports", return_value=[]), \
+                mock.patch.object(objcheck, "objdump", return_value=None):
+            rep = source.check_object(EXERCISES["1.1"], Path("x.o"), root=REPO)
+        self.assertEqual(rep.findings, [])
+        self.assertEqual(rep.notes, ["objdump not found: the host machine code was not checked"])
+
+    def test_host_machine_code(self):
+        """objdump's output read: system calls by instruction, registrations counted."""
+        self.assertEqual(objcheck.parse_syscalls(OBJDUMP_DISASSEMBLY),
+                         [("_Z21cudalab_redteam_writePKcm", "1d", "syscall")])
+        self.assertEqual(objcheck.parse_syscalls("0000000000000000 <f>:\n   0:\tint    $0x80\n"
+                                                 "   2:\tsysenter\n   4:\tint3\n   5:\tcall   a <g>\n"),
+                         [("f", "0", "int $0x80"), ("f", "2", "sysenter")])
+        relocs = objcheck.parse_relocations(OBJDUMP_RELOCATIONS)
+        self.assertEqual(relocs.count("__cudaRegisterFatBinary"), 2)
+        self.assertIn("__cudaRegisterFatBinaryEnd", relocs)
+        self.assertEqual(objcheck.extra_registration(relocs), ("__cudaRegisterFatBinary", 2))
+        self.assertIsNone(objcheck.extra_registration(NVCC_RELOCATIONS))
+        self.assertIsNone(objcheck.extra_registration([]))
+
+    @unittest.skipUnless(HAVE_NVCC and shutil.which("objdump") and shutil.which("nm"), "needs nvcc and binutils")
+    def test_real_cuda_objects(self):
+        """What nvcc makes of a managed variable, a registration by hand and a plain kernel."""
+        with tempfile.TemporaryDirectory() as tmp:
+            def build(name: str, text: str) -> Path:
+                src, obj = Path(tmp) / f"{name}.cu", Path(tmp) / f"{name}.o"
+                src.write_text(text)
+                subprocess.run([tokencheck.find_nvcc(), "-c", str(src), "-o", str(obj)], check=True,
+                               capture_output=True)
+                return obj
+            plain = build("plain", "__global__ void k(int* p) { *p = 1; }\n"
+                                   "void f(int* p) { k<<<1, 1>>>(p); }\n")
+            self.assertIsNone(objcheck.bad_import(objcheck.imports(plain)))
+            self.assertIsNone(objcheck.extra_registration(objcheck.relocation_symbols(plain)))
+            self.assertEqual(objcheck.host_syscalls(plain), [])
+            managed = build("managed", "__managed__ int g[1024];\n__global__ void k() { g[0] = 1; }\n"
+                                       "int f() { k<<<1, 1>>>(); cudaDeviceSynchronize(); return g[0]; }\n")
+            self.assertEqual(objcheck.bad_import(objcheck.imports(managed))[0], "__cudaRegisterManagedVar")
+            by_hand = build("by_hand", 'extern "C" void** __cudaRegisterFatBinary(void*);\n'
+                                       "__global__ void k() {}\n"
+                                       "static const int wrapper[6] = {0x466243b1, 1};\n"
+                                       "void f() { __cudaRegisterFatBinary((void*)wrapper); k<<<1, 1>>>(); }\n")
+            self.assertEqual(objcheck.extra_registration(objcheck.relocation_symbols(by_hand)),
+                             ("__cudaRegisterFatBinary", 2))
+            syscall = build("syscall", "__global__ void k() {}\n"
+                                       'long f() { long r; asm volatile("syscall" : "=a"(r) : "a"(39L) '
+                                       ': "rcx", "r11", "memory"); k<<<1, 1>>>(); return r; }\n')
+            self.assertEqual([c[2] for c in objcheck.host_syscalls(syscall)], ["syscall"])
 
     def test_cuobjdump_outcomes(self):
         done = subprocess.CompletedProcess
