@@ -165,6 +165,13 @@ ATTACKS = {
         "1.1", "#include <cub/device/device_reduce.cuh>\n" + HEAD_11 + "using namespace cub;\n#define C\n"
         "__global__ void k() {}\n" + CUB_11.replace("C::", ""),
         "name", "uses forbidden API 'cub::' (line 5: `using namespace cub`)"),
+    "[[gnu::shared]]": (
+        "1.3", warp("1.3", "  [[gnu::shared]] Acc partial[256];\n  partial[threadIdx.x] = v;"),
+        "name", "uses forbidden API '__shared__' (line 10: `[[gnu::shared]]` is `__shared__`)"),
+    "[[using gnu: aligned(16), shared]] from a macro": (
+        "1.3", warp("1.3", "  SHARED Acc partial[256];\n  partial[threadIdx.x] = v;",
+                    "#define SHARED [[using gnu: aligned(16), shared]]"),
+        "name", "`[[using gnu: shared]]` is `__shared__` via the macro SHARED defined at line 4"),
     "__nvvm builtin shuffle": (
         "1.2", warp("1.2", "  v += Acc(__nvvm_shfl_down_sync(0xffffffffu, unsigned(v), 16, 0x1f));",
                     "extern __device__ unsigned __nvvm_shfl_down_sync(unsigned, unsigned, unsigned, unsigned);"),
@@ -246,6 +253,9 @@ CONTROLS = {
     "NDEBUG before the #include lines": ("1.1", "#define NDEBUG 1\n" + HEAD_11 + KERNEL_11 + TAIL_11),
     "the student's own sort, called unqualified": (
         "2.1", sort21("  sort(v.data(), n);", "static void sort(int* a, std::size_t n) { (void)a; (void)n; }")),
+    "C++11 attributes that are not shared memory, and a lambda in a subscript": (
+        "1.2", warp("1.2", "  [[maybe_unused]] int unused = 0;\n  int arr[2] = {0, 0};\n"
+                           "  v += Acc(arr[[] { return 0; }()]);")),
     "standard headers": (
         "1.1", "#include <algorithm>\n#include <cstdio>\n#include <cstring>\n#include <stdexcept>\n"
         + HEAD_11 + KERNEL_11 + TAIL_11),
