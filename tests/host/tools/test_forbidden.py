@@ -172,6 +172,27 @@ ATTACKS = {
         "1.3", warp("1.3", "  SHARED Acc partial[256];\n  partial[threadIdx.x] = v;",
                     "#define SHARED [[using gnu: aligned(16), shared]]"),
         "name", "`[[using gnu: shared]]` is `__shared__` via the macro SHARED defined at line 4"),
+    "warp scan by __reduce_add_sync in 1.5": (
+        "1.5", """#include "cudalab/error.cuh"
+#include "cudalab/scan.cuh"
+namespace cudalab::scan {
+__global__ void k(const int* in, std::size_t n, int* out) {
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  const unsigned lane = threadIdx.x & 31u, v = i < n ? static_cast<unsigned>(in[i]) : 0u;
+  unsigned mine = v;
+  for (unsigned k = 0; k < 32; ++k)
+    if (lane <= k) { const unsigned r = __reduce_add_sync(k == 31u ? ~0u : (2u << k) - 1u, v); if (lane == k) mine = r; }
+  if (i < n) out[i] = static_cast<int>(mine);
+}
+void inclusive_scan_hillis_steele(const int* in, std::size_t n, int* out, std::size_t tile, cudaStream_t s) {
+  k<<<static_cast<unsigned>((n + tile - 1) / tile), static_cast<unsigned>(tile), 0, s>>>(in, n, out);
+}
+}  // namespace cudalab::scan
+""", "name", "uses forbidden API '__reduce_' (line 9); 1.5 forbids it"),
+    "__nvvm builtin warp reduction": (
+        "1.2", warp("1.2", "  v = Acc(__nvvm_redux_sync_add(int(v), 0xffffffffu));",
+                    "extern __device__ int __nvvm_redux_sync_add(int, unsigned);"),
+        "name", "uses forbidden API '__nvvm_redux' (line 4)"),
     "__nvvm builtin shuffle": (
         "1.2", warp("1.2", "  v += Acc(__nvvm_shfl_down_sync(0xffffffffu, unsigned(v), 16, 0x1f));",
                     "extern __device__ unsigned __nvvm_shfl_down_sync(unsigned, unsigned, unsigned, unsigned);"),
