@@ -32,6 +32,7 @@ SASS_KINDS = {
     "REDUX": "a warp-wide reduction",
     "MATCH": "a warp match (__match_any_sync)",
     "VOTE": "a warp vote (__ballot_sync)",
+    "BAR.RED": "a block-wide reduction barrier (__syncthreads_count, _and, _or)",
     "LDS": "a shared-memory load",
     "STS": "a shared-memory store",
     "ATOMS": "a shared-memory atomic",

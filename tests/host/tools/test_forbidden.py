@@ -189,6 +189,27 @@ void inclusive_scan_hillis_steele(const int* in, std::size_t n, int* out, std::s
 }
 }  // namespace cudalab::scan
 """, "name", "uses forbidden API '__reduce_' (line 9); 1.5 forbids it"),
+    "an integer sum by 32 __syncthreads_count in 1.2": (
+        "1.2", warp("1.2", "  long long s = 0;\n  for (int b = 0; b < 32; ++b)\n"
+                           "    s += static_cast<long long>(__syncthreads_count((unsigned(int(v)) >> b) & 1u)) << b;\n"
+                           "  v = Acc(s);"),
+        "name", "uses forbidden API '__syncthreads_count' (line 12)"),
+    "a warp scan by ballots in 1.6": (
+        "1.6", """#include "cudalab/error.cuh"
+#include "cudalab/scan.cuh"
+namespace cudalab::scan {
+__global__ void k(const int* in, std::size_t n, int* out) {
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  const unsigned lane = threadIdx.x & 31u, v = i < n ? static_cast<unsigned>(in[i]) : 0u;
+  unsigned sum = 0;
+  for (unsigned b = 0; b < 32; ++b) sum += unsigned(__popc(__ballot_sync(~0u, (v >> b) & 1u) & ((2u << lane) - 1u))) << b;
+  if (i < n) out[i] = static_cast<int>(sum - v);
+}
+void exclusive_scan_blelloch(const int* in, std::size_t n, int* out, std::size_t tile, cudaStream_t s) {
+  k<<<static_cast<unsigned>((n + tile - 1) / tile), static_cast<unsigned>(tile), 0, s>>>(in, n, out);
+}
+}  // namespace cudalab::scan
+""", "name", "uses forbidden API '__ballot_sync' (line 8); 1.6 forbids it"),
     "__nvvm builtin warp reduction": (
         "1.2", warp("1.2", "  v = Acc(__nvvm_redux_sync_add(int(v), 0xffffffffu));",
                     "extern __device__ int __nvvm_redux_sync_add(int, unsigned);"),
@@ -389,7 +410,8 @@ class ContractTest(unittest.TestCase):
                             if kind is list:
                                 self.assertTrue(all(isinstance(x, str) and x for x in table[key]))
                 for entry in table.get("forbid_sass", []):
-                    self.assertIn(entry.split(".")[0], objcheck.SASS_KINDS, f"{where}: {entry}")
+                    self.assertTrue(entry in objcheck.SASS_KINDS or entry.split(".")[0] in objcheck.SASS_KINDS,
+                                    f"{where}: {entry}")
             self.assertTrue(data.get("contract", {}).get("require_kernel"), chapter)
 
     def test_every_exercise_says_why(self):
@@ -408,7 +430,7 @@ class ContractTest(unittest.TestCase):
         c = source.contract(EXERCISES["1.2"], REPO)
         self.assertTrue(c.require_kernel)
         self.assertIn("std::accumulate", c.forbid_host)
-        self.assertEqual(c.forbid_sass, ("SHFL", "REDUX"))
+        self.assertEqual(c.forbid_sass, ("SHFL", "REDUX", "VOTE", "BAR.RED"))
         self.assertIn("__shfl", c.forbid)
         self.assertFalse(c.allow_asm)
         self.assertTrue(source.contract(EXERCISES["5.1"], REPO).allow_asm)
@@ -617,6 +639,9 @@ class ObjectCheckTest(unittest.TestCase):
         self.assertFalse(objcheck.sass_matches("SHFL", "SHF.R.U32.HI"))
         self.assertTrue(objcheck.sass_matches("SHFL.IDX", "SHFL.IDX"))
         self.assertFalse(objcheck.sass_matches("SHFL.IDX", "SHFL.DOWN"))
+        self.assertTrue(objcheck.sass_matches("BAR.RED", "BAR.RED.POPC.DEFER_BLOCKING"))
+        self.assertFalse(objcheck.sass_matches("BAR.RED", "BAR.SYNC.DEFER_BLOCKING"))
+        self.assertFalse(objcheck.sass_matches("VOTE", "VOTEU.ANY"))
 
     def test_the_solutions_imports_are_allowed(self):
         self.assertIsNone(objcheck.bad_import(SOLUTION_IMPORTS))
