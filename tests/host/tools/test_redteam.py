@@ -78,7 +78,8 @@ class SuiteTest(unittest.TestCase):
                        "host-compute-ptds", "host-compute-array-copy", "host-compute-batch-copy",
                        "host-compute-graph-memcpy", "host-compute-graph-replay", "host-compute-real-symbol",
                        "host-compute-memcpy-wrong-kind", "fapi-library-load", "fapi-register-fatbin",
-                       "fapi-cxx11-attribute-shared", "fapi-reduce-sync-scan", "asm-host-syscall",
+                       "fapi-cxx11-attribute-shared", "fapi-reduce-sync-scan", "fapi-barrier-count-sum",
+                       "asm-host-syscall",
                        "timing-static-init-spinner"):
             self.assertIn(wanted, names)
 
