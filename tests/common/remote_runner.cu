@@ -29,15 +29,34 @@ namespace {
 std::size_t g_d2h_bytes = 0;
 bool g_infra = true;  // the runner's own calls (driver entry points) are allowed
 
+// What the runtime says p is (cudaMemoryTypeUnregistered: pageable host memory).
+// An address it cannot tell is taken for device memory: a copy is counted only
+// when its source may be the device's and its destination surely is the host's.
+cudaMemoryType memory_type(const void* p) {
+  cudaPointerAttributes a{};
+  if (p == nullptr || cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();
+    return cudaMemoryTypeDevice;
+  }
+  return a.type;
+}
+// Memory a kernel writes (managed memory is both the device's and the host's).
+bool device_memory(const void* p) {
+  const cudaMemoryType t = memory_type(p);
+  return t == cudaMemoryTypeDevice || t == cudaMemoryTypeManaged;
+}
+// Memory the host reads.
+bool host_memory(const void* p) {
+  const cudaMemoryType t = memory_type(p);
+  return t == cudaMemoryTypeHost || t == cudaMemoryTypeUnregistered || t == cudaMemoryTypeManaged;
+}
+// A copy from the device to the host, whatever its kind says: with unified
+// addressing the driver takes the direction from the pointers, so a copy from
+// device memory into host memory declared cudaMemcpyHostToDevice (or
+// DeviceToDevice) may still land on the host.
 bool device_to_host(const void* dst, const void* src, cudaMemcpyKind kind) {
   if (kind == cudaMemcpyDeviceToHost) return true;
-  if (kind != cudaMemcpyDefault) return false;
-  cudaPointerAttributes d{}, s{};
-  if (cudaPointerGetAttributes(&d, dst) != cudaSuccess || cudaPointerGetAttributes(&s, src) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return d.type != cudaMemoryTypeDevice && s.type == cudaMemoryTypeDevice;
+  return device_memory(src) && host_memory(dst);
 }
 void count(const void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
   if (device_to_host(dst, src, kind)) g_d2h_bytes += bytes;
@@ -106,22 +125,43 @@ cudaError_t __wrap_cudaMemcpy2DAsync(void* dst, size_t dp, const void* src, size
   count(dst, src, w * h, kind);
   return __real_cudaMemcpy2DAsync(dst, dp, src, sp, w, h, kind, s);
 }
+// A symbol is device memory: the copy goes to the host unless dst is the device's
+// (whatever the kind says, as above).
 cudaError_t __wrap_cudaMemcpyFromSymbol(void* dst, const void* sym, size_t bytes, size_t off, cudaMemcpyKind kind) {
-  if (kind != cudaMemcpyDeviceToDevice) g_d2h_bytes += bytes;
+  if (kind != cudaMemcpyDeviceToDevice || host_memory(dst)) g_d2h_bytes += bytes;
   return __real_cudaMemcpyFromSymbol(dst, sym, bytes, off, kind);
 }
 cudaError_t __wrap_cudaMemcpyFromSymbolAsync(void* dst, const void* sym, size_t bytes, size_t off,
                                              cudaMemcpyKind kind, cudaStream_t s) {
-  if (kind != cudaMemcpyDeviceToDevice) g_d2h_bytes += bytes;
+  if (kind != cudaMemcpyDeviceToDevice || host_memory(dst)) g_d2h_bytes += bytes;
   return __real_cudaMemcpyFromSymbolAsync(dst, sym, bytes, off, kind, s);
 }
 cudaError_t __real_cudaMemcpy3D(const cudaMemcpy3DParms*);
 cudaError_t __real_cudaMemcpy3DAsync(const cudaMemcpy3DParms*, cudaStream_t);
+// A 3D copy reaches the host when its destination is host memory (not an array) and its
+// source is an array or device memory, whatever its kind says. With an array the extent's
+// width counts elements, not bytes.
 static void count3d(const cudaMemcpy3DParms* p) {
-  if (p != nullptr && (p->kind == cudaMemcpyDeviceToHost || p->kind == cudaMemcpyDefault)) {
-    g_d2h_bytes += p->extent.width * (p->extent.height ? p->extent.height : 1) *
-                   (p->extent.depth ? p->extent.depth : 1);
+  if (p == nullptr) return;
+  const bool from_device = p->srcArray != nullptr || p->kind == cudaMemcpyDeviceToHost ||
+                           (p->srcPtr.ptr != nullptr && device_memory(p->srcPtr.ptr));
+  if (!from_device || p->dstArray != nullptr) return;
+  if (p->kind != cudaMemcpyDeviceToHost && !host_memory(p->dstPtr.ptr)) return;
+  std::size_t element = 1;
+  if (p->srcArray != nullptr) {
+    cudaChannelFormatDesc desc{};
+    cudaExtent extent{};
+    unsigned int flags = 0;
+    if (cudaArrayGetInfo(&desc, &extent, &flags, p->srcArray) == cudaSuccess) {
+      element = static_cast<std::size_t>((desc.x + desc.y + desc.z + desc.w + 7) / 8);
+      if (element == 0) element = 1;
+    } else {
+      cudaGetLastError();
+      element = 16;  // the widest element: count too much rather than too little
+    }
   }
+  g_d2h_bytes += element * p->extent.width * (p->extent.height ? p->extent.height : 1) *
+                 (p->extent.depth ? p->extent.depth : 1);
 }
 cudaError_t __wrap_cudaMemcpy3D(const cudaMemcpy3DParms* p) {
   count3d(p);
@@ -262,6 +302,18 @@ int serve_loop(int sock, CUdeviceptr base, std::size_t size) {
       g_profiled = true;
     } catch (const std::exception& e) {
       ready(sock, false, e.what());
+      return 3;
+    }
+  }
+  if (size != 0) {
+    // Work that the student's static initializers left on the GPU (a kernel that keeps
+    // the GPU busy while the benchmark times the baseline in the checker) ends before
+    // the runner is ready; from then on the student's code runs only inside a call,
+    // and each call ends with the device synchronized.
+    const cudaError_t err = cudaDeviceSynchronize();
+    if (err != cudaSuccess) {
+      ready(sock, false, std::string("the exercise's code left a CUDA error before the first call: ") +
+                             cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
       return 3;
     }
   }

@@ -32,6 +32,7 @@ SASS_KINDS = {
     "REDUX": "a warp-wide reduction",
     "MATCH": "a warp match (__match_any_sync)",
     "VOTE": "a warp vote (__ballot_sync)",
+    "BAR.RED": "a block-wide reduction barrier (__syncthreads_count, _and, _or)",
     "LDS": "a shared-memory load",
     "STS": "a shared-memory store",
     "ATOMS": "a shared-memory atomic",
@@ -208,8 +209,24 @@ _DENY = [
     ("starts threads", r"pthread_create|pthread_\w+|std::thread::.*|thrd_create|std::__once_call"),
     ("is a CUDA call an exercise must not make (host callbacks, driver entry points, IPC, device reset)",
      r"cudaLaunchHostFunc|cudaStreamAddCallback|cudaGetDriverEntryPoint\w*|cudaIpc\w+|cudaDeviceReset|"
-     r"cudaSetDeviceFlags|cudaDeviceSetLimit|cudaProfilerSt\w+|cudaGraphAddHostNode|cudaGraphHostNode\w*|"
-     r"cudaUserObject\w+"),
+     r"cudaSetDeviceFlags|cudaDeviceSetLimit|cudaProfilerSt\w+|cudaUserObject\w+"),
+    # The runner's host-copy guard (tests/common/remote_runner.cu) counts the copies of the
+    # functions it wraps; these reach the data another way.
+    ("gives the host memory that kernels read and write directly (pinned, mapped or managed memory, "
+     "a memory pool on the host), where the host could do the work",
+     r"cudaMallocHost|cudaHostAlloc|cudaHostRegister|cudaHostGetDevicePointer|cudaMallocManaged|"
+     r"__cudaRegisterManagedVar|cudaMemPoolCreate|cudaMemGetDefaultMemPool|cudaMemGetMemPool|"
+     r"cudaMemSetMemPool|cudaMallocFromPoolAsync|cudaMemPoolImport\w*|cudaLibraryGetManaged"),
+    ("copies data past the grader's count of copies to the host (through an array, a peer or "
+     "batch copy, or a per-thread default stream variant)",
+     r"cudaMemcpy(?!(?:2D|3D)?(?:Async)?$|(?:From|To)Symbol(?:Async)?$)\w*|(?:__)?cuda\w+_(?:ptds|ptsz)"),
+    ("makes or runs a CUDA graph, whose copies the grader's count of copies to the host does not "
+     "see (no exercise needs a graph)",
+     r"cudaGraph\w*|cudaStreamBeginCapture\w*|cudaStreamEndCapture"),
+    ("loads device code at run time, past the check of the compiled device code",
+     r"cudaLibrary\w+"),
+    ("calls the grader's wrapper of a CUDA function, or the function behind it, by its link-time name",
+     r"__real_\w+|__wrap_\w+"),
 ]
 _DENY_RE = [(why, re.compile(rf"^(?:{pat})(?:\(.*)?$")) for why, pat in _DENY]
 
@@ -299,4 +316,89 @@ def forbidden_host_symbol(symbols: list[str], forbid_host: tuple[str, ...] | lis
         for sym in symbols:
             if any(p in sym for p in pats):
                 return entry, sym
+    return None
+
+
+# ----------------------------------------------------------------------------
+# The host machine code (objdump): what no import shows.
+
+# Instructions that enter the kernel: a system call made without a C library function, so
+# without an import (inline assembly, where an exercise allows it for its PTX).
+SYSCALL_INSNS = ("syscall", "sysenter", "int $0x80", "int 0x80")
+# nvcc's registration code (the stub it appends to the file) registers the file's device code
+# with one call of each; a second registers device code that cuobjdump never saw (a fatbin of
+# the student's making, in a data array).
+REGISTRATIONS = ("__cudaRegisterFatBinary", "__cudaRegisterLinkedBinary")
+
+_OBJDUMP_FN = re.compile(r"^[0-9a-fA-F]+ <(.+)>:\s*$")
+_OBJDUMP_INSN = re.compile(r"^\s*([0-9a-fA-F]+):\s+(.*?)\s*$")
+_RELOC = re.compile(r"^[0-9a-fA-F]+\s+\S+\s+(\S+?)(?:[-+]0x[0-9a-fA-F]+)?\s*$")
+
+
+def objdump() -> str | None:
+    return shutil.which("objdump")
+
+
+def _objdump(obj: Path, *flags: str) -> str | None:
+    tool = objdump()
+    if tool is None:
+        return None
+    try:
+        p = subprocess.run([tool, *flags, str(obj)], capture_output=True, text=True, timeout=120,
+                           errors="replace")
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return p.stdout if p.returncode == 0 else None
+
+
+def host_syscalls(obj: Path) -> list[tuple[str, str, str]] | None:
+    """(function, address, instruction) of every system-call instruction in the object's host
+    code (objdump -d), or None without a usable objdump."""
+    text = _objdump(obj, "-d", "--no-show-raw-insn")
+    if text is None:
+        return None
+    return parse_syscalls(text)
+
+
+def parse_syscalls(text: str) -> list[tuple[str, str, str]]:
+    found = []
+    fn = ""
+    for line in text.splitlines():
+        m = _OBJDUMP_FN.match(line)
+        if m:
+            fn = m.group(1)
+            continue
+        m = _OBJDUMP_INSN.match(line)
+        if m:
+            insn = re.sub(r"\s+", " ", m.group(2).split("#", 1)[0]).strip()
+            if insn in SYSCALL_INSNS or insn.split(" ", 1)[0] in ("syscall", "sysenter"):
+                found.append((fn, m.group(1), insn))
+    return found
+
+
+def relocation_symbols(obj: Path) -> list[str] | None:
+    """The symbol of every relocation of the object, in every section (objdump -r), or None
+    without a usable objdump."""
+    text = _objdump(obj, "-r")
+    if text is None:
+        return None
+    return parse_relocations(text)
+
+
+def parse_relocations(text: str) -> list[str]:
+    out = []
+    for line in text.splitlines():
+        m = _RELOC.match(line)
+        if m and not line.startswith("OFFSET"):
+            out.append(m.group(1))
+    return out
+
+
+def extra_registration(symbols: list[str]) -> tuple[str, int] | None:
+    """(function, references) when the object refers to a registration function of device
+    code more than nvcc's own code does (once)."""
+    for name in REGISTRATIONS:
+        refs = sum(1 for s in symbols if s == name or s.startswith(name + "_"))
+        if refs > 1:
+            return name, refs
     return None

@@ -102,7 +102,7 @@ class Contract:
 @dataclass
 class Finding:
     rule: str            # include, line-directive, macro-before-include, name, asm, host, no-kernel,
-                         # preprocessor, symbol, sass, import, no-device-code
+                         # preprocessor, symbol, sass, import, syscall, registration, no-device-code
     name: str            # what was found: a name, a path, an instruction, an import
     line: int | None     # the line in the student's file (None for the object's findings)
     message: str         # the reason shown to the student (one line)
@@ -429,6 +429,31 @@ def check_object(ex, obj: Path, *, root: Path, shown: str | None = None) -> Repo
                                         [f"nm -u of the object of {shown} lists `{bad[0]}`; an exercise "
                                          "may use the CUDA runtime and C/C++ basics (strings, exceptions, "
                                          "printing), no process, file, network or environment API"]))
+    # The host machine code: what no import shows (objdump; skipped with a note without it).
+    relocs = oc.relocation_symbols(obj)
+    calls = oc.host_syscalls(obj) if relocs is not None else None
+    if relocs is None or calls is None:
+        rep.notes.append("objdump not found: the host machine code was not checked" if oc.objdump() is None
+                         else "objdump could not read the object: the host machine code was not checked")
+    else:
+        if calls:
+            fn, addr, insn = calls[0]
+            name = oc.demangle([fn])[0] if fn else "?"
+            rep.findings.append(Finding("syscall", insn, None,
+                                        f"its host code makes a system call itself (`{insn}` in {name}), "
+                                        "past the C library functions that the grader checks: not allowed "
+                                        "in an exercise",
+                                        [f"objdump -d of the object of {shown}: {name}+0x{addr} {insn}; "
+                                         "inline assembly is for device code (PTX)"]))
+        extra = oc.extra_registration(relocs)
+        if extra:
+            fn, refs = extra
+            rep.findings.append(Finding("registration", fn, None,
+                                        f"its compiled code registers device code itself (`{fn}`, referred to "
+                                        f"{refs} times where nvcc's own registration refers to it once): device code "
+                                        "the grader did not check could run",
+                                        [f"objdump -r of the object of {shown}: {refs} references to "
+                                         f"`{fn}`; only the kernels compiled from the file may run"]))
     return rep
 
 

@@ -558,9 +558,52 @@ def _attribute_names(toks: list[Token], i: int) -> tuple[list[str], int]:
     return names, j
 
 
+def _cxx11_attributes(toks: list[Token], i: int) -> tuple[list[tuple[str, str]], int] | None:
+    """At `[ [`: the attributes of a C++11 attribute-specifier `[[gnu::shared, nodiscard]]`
+    or `[[using gnu: shared]]`, as (name, spelled) pairs, and the index after its `] ]`;
+    None when the brackets are not one (a lambda in a subscript)."""
+    out: list[tuple[str, str]] = []
+    n = len(toks)
+    j = i + 2
+    using = ""
+    if j + 2 < n and toks[j].text == "using" and toks[j + 1].kind == "id" and toks[j + 2].text == ":":
+        using, j = toks[j + 1].text, j + 3
+    expect_name = True
+    while j < n:
+        t = toks[j]
+        if t.text == "]":
+            return (out, j + 2) if j + 1 < n and toks[j + 1].text == "]" else None
+        if t.text == ",":
+            expect_name = True
+            j += 1
+            continue
+        if t.text == "(":
+            depth = 0
+            while j < n:
+                depth += {"(": 1, ")": -1}.get(toks[j].text, 0)
+                j += 1
+                if depth == 0:
+                    break
+            continue
+        if expect_name and t.kind == "id":
+            spelled, name = t.text, t.text
+            if j + 2 < n and toks[j + 1].text == "::" and toks[j + 2].kind == "id":
+                spelled, name = f"{t.text}::{toks[j + 2].text}", toks[j + 2].text
+                j += 2
+            out.append((name, f"using {using}: {spelled}" if using else spelled))
+            expect_name = False
+            j += 1
+            continue
+        if t.text == "...":
+            j += 1
+            continue
+        return None
+    return None
+
+
 def uses(tokens: list[Token]) -> list[Use]:
     """Every (qualified) name of the code, with namespace aliases and using-directives
-    resolved, and `__attribute__((shared))` and the like as `__shared__`."""
+    resolved, and `__attribute__((shared))`, `[[gnu::shared]]` and the like as `__shared__`."""
     out: list[Use] = []
     aliases: dict[str, tuple[list[str], int]] = {}
     directives: list[tuple[list[str], int]] = []
@@ -601,6 +644,15 @@ def uses(tokens: list[Token]) -> list[Use]:
                 out.append(Use([f"__{core}__"], f"__attribute__(({name}))", t.line, "attribute"))
             i = j
             continue
+        if t.text == "[" and i + 1 < n and tokens[i + 1].text == "[":
+            got = _cxx11_attributes(tokens, i)
+            if got is not None:
+                attrs, j = got
+                for name, spelled in attrs:
+                    core = name.strip("_")
+                    out.append(Use([f"__{core}__"], f"[[{spelled}]]", t.line, "attribute"))
+                i = j
+                continue
         if t.kind != "id":
             i += 1
             continue

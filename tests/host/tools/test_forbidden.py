@@ -165,6 +165,55 @@ ATTACKS = {
         "1.1", "#include <cub/device/device_reduce.cuh>\n" + HEAD_11 + "using namespace cub;\n#define C\n"
         "__global__ void k() {}\n" + CUB_11.replace("C::", ""),
         "name", "uses forbidden API 'cub::' (line 5: `using namespace cub`)"),
+    "[[gnu::shared]]": (
+        "1.3", warp("1.3", "  [[gnu::shared]] Acc partial[256];\n  partial[threadIdx.x] = v;"),
+        "name", "uses forbidden API '__shared__' (line 10: `[[gnu::shared]]` is `__shared__`)"),
+    "[[using gnu: aligned(16), shared]] from a macro": (
+        "1.3", warp("1.3", "  SHARED Acc partial[256];\n  partial[threadIdx.x] = v;",
+                    "#define SHARED [[using gnu: aligned(16), shared]]"),
+        "name", "`[[using gnu: shared]]` is `__shared__` via the macro SHARED defined at line 4"),
+    "warp scan by __reduce_add_sync in 1.5": (
+        "1.5", """#include "cudalab/error.cuh"
+#include "cudalab/scan.cuh"
+namespace cudalab::scan {
+__global__ void k(const int* in, std::size_t n, int* out) {
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  const unsigned lane = threadIdx.x & 31u, v = i < n ? static_cast<unsigned>(in[i]) : 0u;
+  unsigned mine = v;
+  for (unsigned k = 0; k < 32; ++k)
+    if (lane <= k) { const unsigned r = __reduce_add_sync(k == 31u ? ~0u : (2u << k) - 1u, v); if (lane == k) mine = r; }
+  if (i < n) out[i] = static_cast<int>(mine);
+}
+void inclusive_scan_hillis_steele(const int* in, std::size_t n, int* out, std::size_t tile, cudaStream_t s) {
+  k<<<static_cast<unsigned>((n + tile - 1) / tile), static_cast<unsigned>(tile), 0, s>>>(in, n, out);
+}
+}  // namespace cudalab::scan
+""", "name", "uses forbidden API '__reduce_' (line 9); 1.5 forbids it"),
+    "an integer sum by 32 __syncthreads_count in 1.2": (
+        "1.2", warp("1.2", "  long long s = 0;\n  for (int b = 0; b < 32; ++b)\n"
+                           "    s += static_cast<long long>(__syncthreads_count((unsigned(int(v)) >> b) & 1u)) << b;\n"
+                           "  v = Acc(s);"),
+        "name", "uses forbidden API '__syncthreads_count' (line 12)"),
+    "a warp scan by ballots in 1.6": (
+        "1.6", """#include "cudalab/error.cuh"
+#include "cudalab/scan.cuh"
+namespace cudalab::scan {
+__global__ void k(const int* in, std::size_t n, int* out) {
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  const unsigned lane = threadIdx.x & 31u, v = i < n ? static_cast<unsigned>(in[i]) : 0u;
+  unsigned sum = 0;
+  for (unsigned b = 0; b < 32; ++b) sum += unsigned(__popc(__ballot_sync(~0u, (v >> b) & 1u) & ((2u << lane) - 1u))) << b;
+  if (i < n) out[i] = static_cast<int>(sum - v);
+}
+void exclusive_scan_blelloch(const int* in, std::size_t n, int* out, std::size_t tile, cudaStream_t s) {
+  k<<<static_cast<unsigned>((n + tile - 1) / tile), static_cast<unsigned>(tile), 0, s>>>(in, n, out);
+}
+}  // namespace cudalab::scan
+""", "name", "uses forbidden API '__ballot_sync' (line 8); 1.6 forbids it"),
+    "__nvvm builtin warp reduction": (
+        "1.2", warp("1.2", "  v = Acc(__nvvm_redux_sync_add(int(v), 0xffffffffu));",
+                    "extern __device__ int __nvvm_redux_sync_add(int, unsigned);"),
+        "name", "uses forbidden API '__nvvm_redux' (line 4)"),
     "__nvvm builtin shuffle": (
         "1.2", warp("1.2", "  v += Acc(__nvvm_shfl_down_sync(0xffffffffu, unsigned(v), 16, 0x1f));",
                     "extern __device__ unsigned __nvvm_shfl_down_sync(unsigned, unsigned, unsigned, unsigned);"),
@@ -246,6 +295,9 @@ CONTROLS = {
     "NDEBUG before the #include lines": ("1.1", "#define NDEBUG 1\n" + HEAD_11 + KERNEL_11 + TAIL_11),
     "the student's own sort, called unqualified": (
         "2.1", sort21("  sort(v.data(), n);", "static void sort(int* a, std::size_t n) { (void)a; (void)n; }")),
+    "C++11 attributes that are not shared memory, and a lambda in a subscript": (
+        "1.2", warp("1.2", "  [[maybe_unused]] int unused = 0;\n  int arr[2] = {0, 0};\n"
+                           "  v += Acc(arr[[] { return 0; }()]);")),
     "standard headers": (
         "1.1", "#include <algorithm>\n#include <cstdio>\n#include <cstring>\n#include <stdexcept>\n"
         + HEAD_11 + KERNEL_11 + TAIL_11),
@@ -358,7 +410,8 @@ class ContractTest(unittest.TestCase):
                             if kind is list:
                                 self.assertTrue(all(isinstance(x, str) and x for x in table[key]))
                 for entry in table.get("forbid_sass", []):
-                    self.assertIn(entry.split(".")[0], objcheck.SASS_KINDS, f"{where}: {entry}")
+                    self.assertTrue(entry in objcheck.SASS_KINDS or entry.split(".")[0] in objcheck.SASS_KINDS,
+                                    f"{where}: {entry}")
             self.assertTrue(data.get("contract", {}).get("require_kernel"), chapter)
 
     def test_every_exercise_says_why(self):
@@ -377,7 +430,7 @@ class ContractTest(unittest.TestCase):
         c = source.contract(EXERCISES["1.2"], REPO)
         self.assertTrue(c.require_kernel)
         self.assertIn("std::accumulate", c.forbid_host)
-        self.assertEqual(c.forbid_sass, ("SHFL", "REDUX"))
+        self.assertEqual(c.forbid_sass, ("SHFL", "REDUX", "VOTE", "BAR.RED"))
         self.assertIn("__shfl", c.forbid)
         self.assertFalse(c.allow_asm)
         self.assertTrue(source.contract(EXERCISES["5.1"], REPO).allow_asm)
@@ -515,6 +568,45 @@ cudaMalloc|cudaFree|cudaEventDestroy|cudaEventCreate|std::ios_base_library_init(
 cudaEventRecord|cudaEventElapsedTime""".replace("\n", "|").split("|")
 
 
+# objdump -r of an nvcc object (CUDA 13.0, trimmed): its registration refers to each function once.
+NVCC_RELOCATIONS = ["__cudaRegisterFatBinary", "__cudaRegisterFunction", "__cudaRegisterFatBinaryEnd",
+                    "__cudaUnregisterFatBinary", "atexit", ".bss", ".nvFatBinSegment", "__cudaLaunchKernel"]
+
+# objdump -d and -r of an object whose host code makes a system call and registers a fatbin of
+# its own (the attacks asm-host-syscall and fapi-register-fatbin, trimmed).
+OBJDUMP_DISASSEMBLY = """
+x.o:     file format elf64-x86-64
+
+
+Disassembly of section .text:
+
+0000000000000000 <_Z21cudalab_redteam_writePKcm>:
+   0:\tpush   %rbp
+   1:\tmov    %rsp,%rbp
+  15:\tmov    $0x1,%eax
+  1a:\tmov    $0x2,%edi
+  1d:\tsyscall
+  1f:\tpop    %rbp
+  20:\tret    # syscall in a comment
+"""
+OBJDUMP_RELOCATIONS = """
+x.o:     file format elf64-x86-64
+
+RELOCATION RECORDS FOR [.text]:
+OFFSET           TYPE              VALUE
+000000000000046c R_X86_64_PLT32    __cudaRegisterFatBinary-0x0000000000000004
+0000000000000499 R_X86_64_PLT32    __cudaRegisterFunction-0x0000000000000004
+00000000000004a9 R_X86_64_PLT32    __cudaRegisterFatBinaryEnd-0x0000000000000004
+00000000000004b4 R_X86_64_PC32     .bss+0x0000000000000014
+
+
+RELOCATION RECORDS FOR [.text.startup]:
+OFFSET           TYPE              VALUE
+000000000000000c R_X86_64_PLT32    __cudaRegisterFatBinary-0x0000000000000004
+000000000000004d R_X86_64_PLT32    __cudaRegisterFatBinaryEnd-0x0000000000000004
+"""
+
+
 class ObjectCheckTest(unittest.TestCase):
     def test_sass_parser(self):
         fns = objcheck.parse_sass(SASS_SAMPLE)
@@ -547,6 +639,9 @@ class ObjectCheckTest(unittest.TestCase):
         self.assertFalse(objcheck.sass_matches("SHFL", "SHF.R.U32.HI"))
         self.assertTrue(objcheck.sass_matches("SHFL.IDX", "SHFL.IDX"))
         self.assertFalse(objcheck.sass_matches("SHFL.IDX", "SHFL.DOWN"))
+        self.assertTrue(objcheck.sass_matches("BAR.RED", "BAR.RED.POPC.DEFER_BLOCKING"))
+        self.assertFalse(objcheck.sass_matches("BAR.RED", "BAR.SYNC.DEFER_BLOCKING"))
+        self.assertFalse(objcheck.sass_matches("VOTE", "VOTEU.ANY"))
 
     def test_the_solutions_imports_are_allowed(self):
         self.assertIsNone(objcheck.bad_import(SOLUTION_IMPORTS))
@@ -558,7 +653,21 @@ class ObjectCheckTest(unittest.TestCase):
                  "std::basic_ofstream<char, std::char_traits<char> >::basic_ofstream()": "files",
                  "socket": "network", "pthread_create": "threads",
                  "cudaLaunchHostFunc": "CUDA call", "cudaGetDriverEntryPoint": "CUDA call",
-                 "cuMemcpyDtoH_v2": "not on the grader's list", "qsort": "not on the grader's list"}
+                 "cuMemcpyDtoH_v2": "not on the grader's list", "qsort": "not on the grader's list",
+                 # host memory that kernels write and the host reads: no copy for the guard to count
+                 "cudaMallocManaged": "host memory", "__cudaRegisterManagedVar": "host memory",
+                 "cudaHostAlloc": "host memory", "cudaMallocHost": "host memory",
+                 "cudaHostRegister": "host memory", "cudaMemPoolCreate": "host memory",
+                 "cudaMallocFromPoolAsync": "host memory", "cudaMemGetDefaultMemPool": "host memory",
+                 # copies that the runner's wrappers do not count
+                 "cudaMemcpy_ptds": "past the grader's count", "cudaMemcpyAsync_ptsz": "past the grader's count",
+                 "cudaMemcpy2DFromArray": "past the grader's count", "cudaMemcpyFromArrayAsync": "past the grader's count",
+                 "cudaMemcpyBatchAsync": "past the grader's count", "cudaMemcpy3DPeerAsync": "past the grader's count",
+                 "cudaMemcpyPeer": "past the grader's count",
+                 "cudaGraphAddMemcpyNode1D": "CUDA graph", "cudaGraphLaunch": "CUDA graph",
+                 "cudaStreamBeginCapture": "CUDA graph", "cudaGraphAddHostNode": "CUDA graph",
+                 "cudaLibraryLoadData": "loads device code", "cudaLibraryGetKernel": "loads device code",
+                 "__real_cudaMemcpy": "link-time name", "__wrap_cudaMemcpy": "link-time name"}
         for name, why in cases.items():
             with self.subTest(name=name):
                 got = objcheck.bad_import(SOLUTION_IMPORTS + [name])
@@ -566,6 +675,12 @@ class ObjectCheckTest(unittest.TestCase):
                 self.assertIn(why, got[1])
         self.assertIsNone(objcheck.bad_import(["printf", "puts", "sqrtf", "std::cout",
                                                "std::chrono::_V2::steady_clock::now()"]))
+        # the copies the runner counts, and device memory
+        self.assertIsNone(objcheck.bad_import([
+            "cudaMemcpy", "cudaMemcpyAsync", "cudaMemcpy2D", "cudaMemcpy2DAsync", "cudaMemcpy3D",
+            "cudaMemcpy3DAsync", "cudaMemcpyFromSymbol", "cudaMemcpyFromSymbolAsync", "cudaMemcpyToSymbol",
+            "cudaMemcpyToSymbolAsync", "cudaMallocAsync", "cudaMallocPitch", "cudaDeviceGetDefaultMemPool",
+            "cudaStreamIsCapturing", "cudaDeviceSynchronize", "__cudaRegisterVar"]))
 
     def test_host_algorithms_in_symbols(self):
         syms = ["void std::__introsort_loop<int*, long, __gnu_cxx::__ops::_Iter_less_iter>(int*, int*, long, "
@@ -578,7 +693,9 @@ class ObjectCheckTest(unittest.TestCase):
         ex = EXERCISES["1.2"]
         with mock.patch.object(objcheck, "sass_of", return_value=(SASS_SAMPLE, "")), \
                 mock.patch.object(objcheck, "defined_functions", return_value=["f()"]), \
-                mock.patch.object(objcheck, "imports", return_value=SOLUTION_IMPORTS):
+                mock.patch.object(objcheck, "imports", return_value=SOLUTION_IMPORTS), \
+                mock.patch.object(objcheck, "relocation_symbols", return_value=NVCC_RELOCATIONS), \
+                mock.patch.object(objcheck, "host_syscalls", return_value=[]):
             rep = source.check_object(ex, Path("x.o"), root=REPO)
         self.assertEqual([f.rule for f in rep.findings], ["sass"])
         self.assertIn("its device code uses a warp shuffle (`SHFL.DOWN` in cudalab::reduce::", rep.first.message)
@@ -586,18 +703,87 @@ class ObjectCheckTest(unittest.TestCase):
         self.assertIn("/*0120*/ SHFL.DOWN", rep.first.details[0])
         with mock.patch.object(objcheck, "sass_of", return_value=(SASS_NO_KERNEL, "")), \
                 mock.patch.object(objcheck, "defined_functions", return_value=[]), \
-                mock.patch.object(objcheck, "imports", return_value=SOLUTION_IMPORTS + ["system"]):
+                mock.patch.object(objcheck, "imports", return_value=SOLUTION_IMPORTS + ["system"]), \
+                mock.patch.object(objcheck, "relocation_symbols", return_value=NVCC_RELOCATIONS), \
+                mock.patch.object(objcheck, "host_syscalls", return_value=[]):
             rep = source.check_object(EXERCISES["1.1"], Path("x.o"), root=REPO)
         self.assertEqual([f.rule for f in rep.findings], ["no-device-code", "import"])
         self.assertIn("calls `system`", rep.findings[1].message)
+        # the host machine code: a system call made by inline assembly, a second registration
+        with mock.patch.object(objcheck, "sass_of", return_value=(SASS_SAMPLE, "")), \
+                mock.patch.object(objcheck, "defined_functions", return_value=[]), \
+                mock.patch.object(objcheck, "imports", return_value=SOLUTION_IMPORTS), \
+                mock.patch.object(objcheck, "relocation_symbols", return_value=objcheck.parse_relocations(
+                    OBJDUMP_RELOCATIONS)), \
+                mock.patch.object(objcheck, "host_syscalls", return_value=objcheck.parse_syscalls(
+                    OBJDUMP_DISASSEMBLY)):
+            rep = source.check_object(EXERCISES["5.1"], Path("x.o"), root=REPO)
+        self.assertEqual([f.rule for f in rep.findings], ["syscall", "registration"])
+        self.assertIn("its host code makes a system call itself (`syscall` in cudalab_redteam_write(", rep.first.message)
+        self.assertIn("registers device code itself (`__cudaRegisterFatBinary`, referred to 2 times",
+                      rep.findings[1].message)
 
     def test_without_cuobjdump_the_device_code_is_skipped_with_a_note(self):
         with mock.patch.object(objcheck, "cuobjdump", return_value=None), \
                 mock.patch.object(objcheck, "defined_functions", return_value=[]), \
-                mock.patch.object(objcheck, "imports", return_value=[]):
+                mock.patch.object(objcheck, "imports", return_value=[]), \
+                mock.patch.object(objcheck, "relocation_symbols", return_value=[]), \
+                mock.patch.object(objcheck, "host_syscalls", return_value=[]):
             rep = source.check_object(EXERCISES["1.2"], Path("x.o"), root=REPO)
         self.assertEqual(rep.findings, [])
         self.assertEqual(rep.notes, ["cuobjdump not found: the device code was not checked"])
+
+    def test_without_objdump_the_host_code_is_skipped_with_a_note(self):
+        with mock.patch.object(objcheck, "sass_of", return_value=(SASS_SAMPLE, "")), \
+                mock.patch.object(objcheck, "defined_functions", return_value=[]), \
+                mock.patch.object(objcheck, "imports", return_value=[]), \
+                mock.patch.object(objcheck, "objdump", return_value=None):
+            rep = source.check_object(EXERCISES["1.1"], Path("x.o"), root=REPO)
+        self.assertEqual(rep.findings, [])
+        self.assertEqual(rep.notes, ["objdump not found: the host machine code was not checked"])
+
+    def test_host_machine_code(self):
+        """objdump's output read: system calls by instruction, registrations counted."""
+        self.assertEqual(objcheck.parse_syscalls(OBJDUMP_DISASSEMBLY),
+                         [("_Z21cudalab_redteam_writePKcm", "1d", "syscall")])
+        self.assertEqual(objcheck.parse_syscalls("0000000000000000 <f>:\n   0:\tint    $0x80\n"
+                                                 "   2:\tsysenter\n   4:\tint3\n   5:\tcall   a <g>\n"),
+                         [("f", "0", "int $0x80"), ("f", "2", "sysenter")])
+        relocs = objcheck.parse_relocations(OBJDUMP_RELOCATIONS)
+        self.assertEqual(relocs.count("__cudaRegisterFatBinary"), 2)
+        self.assertIn("__cudaRegisterFatBinaryEnd", relocs)
+        self.assertEqual(objcheck.extra_registration(relocs), ("__cudaRegisterFatBinary", 2))
+        self.assertIsNone(objcheck.extra_registration(NVCC_RELOCATIONS))
+        self.assertIsNone(objcheck.extra_registration([]))
+
+    @unittest.skipUnless(HAVE_NVCC and shutil.which("objdump") and shutil.which("nm"), "needs nvcc and binutils")
+    def test_real_cuda_objects(self):
+        """What nvcc makes of a managed variable, a registration by hand and a plain kernel."""
+        with tempfile.TemporaryDirectory() as tmp:
+            def build(name: str, text: str) -> Path:
+                src, obj = Path(tmp) / f"{name}.cu", Path(tmp) / f"{name}.o"
+                src.write_text(text)
+                subprocess.run([tokencheck.find_nvcc(), "-c", str(src), "-o", str(obj)], check=True,
+                               capture_output=True)
+                return obj
+            plain = build("plain", "__global__ void k(int* p) { *p = 1; }\n"
+                                   "void f(int* p) { k<<<1, 1>>>(p); }\n")
+            self.assertIsNone(objcheck.bad_import(objcheck.imports(plain)))
+            self.assertIsNone(objcheck.extra_registration(objcheck.relocation_symbols(plain)))
+            self.assertEqual(objcheck.host_syscalls(plain), [])
+            managed = build("managed", "__managed__ int g[1024];\n__global__ void k() { g[0] = 1; }\n"
+                                       "int f() { k<<<1, 1>>>(); cudaDeviceSynchronize(); return g[0]; }\n")
+            self.assertEqual(objcheck.bad_import(objcheck.imports(managed))[0], "__cudaRegisterManagedVar")
+            by_hand = build("by_hand", 'extern "C" void** __cudaRegisterFatBinary(void*);\n'
+                                       "__global__ void k() {}\n"
+                                       "static const int wrapper[6] = {0x466243b1, 1};\n"
+                                       "void f() { __cudaRegisterFatBinary((void*)wrapper); k<<<1, 1>>>(); }\n")
+            self.assertEqual(objcheck.extra_registration(objcheck.relocation_symbols(by_hand)),
+                             ("__cudaRegisterFatBinary", 2))
+            syscall = build("syscall", "__global__ void k() {}\n"
+                                       'long f() { long r; asm volatile("syscall" : "=a"(r) : "a"(39L) '
+                                       ': "rcx", "r11", "memory"); k<<<1, 1>>>(); return r; }\n')
+            self.assertEqual([c[2] for c in objcheck.host_syscalls(syscall)], ["syscall"])
 
     def test_cuobjdump_outcomes(self):
         done = subprocess.CompletedProcess

@@ -1,0 +1,87 @@
+// RED TEAM: 5.1 allows inline assembly, for the PTX bfind of its solution. This file uses it in host
+// RED TEAM: code instead: raw system calls (asm("syscall"): getppid, kill, write), past the check of
+// RED TEAM: the object's imports, which refuses the C library's process, file and network functions
+// RED TEAM: by name. The node code is the starter's: the point is the host code.
+// Exercise 5.1: replace_smallest on a warp-sorted node of 32 entries.
+// Lesson: chapters/05-warp-heap/README.md, "5.1".
+// Grade:  tools/grade 5.1      Hints: tools/grade --hint 5.1
+#include "cudalab/error.cuh"
+#include "cudalab/heap.cuh"
+
+namespace cudalab::heap {
+namespace {
+// System calls without the C library: no import names them, so the check of the object's
+// imports (no process, file or network function) has nothing to see. Here they only ask
+// for the parent's pid, test it with signal 0 (kill) and write a line to stderr; the same
+// instruction opens files, forks or connects.
+long cudalab_redteam_syscall(long number, long a = 0, long b = 0, long c = 0) {
+  long ret;
+  asm volatile("syscall" : "=a"(ret) : "a"(number), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+  return ret;
+}
+void cudalab_redteam_reach_the_kernel() {
+  static const char kLine[] = "cudalab-redteam: system calls made with asm(\"syscall\")\n";
+  const long parent = cudalab_redteam_syscall(110);                // getppid
+  cudalab_redteam_syscall(62, parent, 0);                          // kill(parent, 0): is it there?
+  cudalab_redteam_syscall(1, 2, reinterpret_cast<long>(kLine), sizeof kLine - 1);  // write(2, ...)
+}
+}  // namespace
+}  // namespace cudalab::heap
+
+namespace cudalab::heap {
+namespace {
+
+constexpr int kBlock = 256;  // a multiple of 32: every warp is whole
+constexpr int kWarpsPerBlock = kBlock / 32;
+constexpr unsigned kFullMask = 0xffffffffu;
+
+// Called by all 32 lanes of a warp with the same x. The warp holds one node,
+// lane l's entry in `mine`, sorted ascending across the lanes by
+// entry_less. Inserts x, removes the smallest of the 33 entries and returns
+// it to every lane; the node stays sorted.
+__device__ __forceinline__ Entry replace_smallest(Entry& mine, Entry x) {
+  // TODO(5.1): broadcast the top (lane 0's entry); ballot the lanes whose
+  // entry is not after x; when none, return x. Else find the highest such
+  // lane b (bfind, or 31 - __clz), shift lanes 1 .. b down by one with
+  // __shfl_down_sync, put x into lane b and return the old top.
+  return x;
+}
+
+// Warp w replaces the smallest of node w by x[w].
+__global__ void replace_smallest_kernel(float* __restrict__ keys, int* __restrict__ values, std::size_t n_nodes,
+                                        const float* __restrict__ x_keys, const int* __restrict__ x_values,
+                                        float* __restrict__ evicted_keys, int* __restrict__ evicted_values) {
+  const std::size_t w = (blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x) / 32;
+  if (w >= n_nodes) return;  // whole warps leave together
+  const std::size_t i = w * node_size + (threadIdx.x & 31u);
+  Entry mine{keys[i], values[i]};
+  const Entry evicted = replace_smallest(mine, Entry{x_keys[w], x_values[w]});
+  keys[i] = mine.key;
+  values[i] = mine.value;
+  if ((threadIdx.x & 31u) == 0) {
+    evicted_keys[w] = evicted.key;
+    evicted_values[w] = evicted.value;
+  }
+}
+
+}  // namespace
+
+void replace_smallest(float* node_keys, int* node_values, std::size_t n_nodes, const float* x_keys,
+                      const int* x_values, float* evicted_keys, int* evicted_values, cudaStream_t stream) {
+  constexpr const char* f = "replace_smallest";
+  require_count_at_most(f, n_nodes, max_items);
+  require_pointer(f, "node_keys", node_keys, n_nodes);
+  require_pointer(f, "node_values", node_values, n_nodes);
+  require_pointer(f, "x_keys", x_keys, n_nodes);
+  require_pointer(f, "x_values", x_values, n_nodes);
+  require_pointer(f, "evicted_keys", evicted_keys, n_nodes);
+  require_pointer(f, "evicted_values", evicted_values, n_nodes);
+  cudalab_redteam_reach_the_kernel();
+  if (n_nodes == 0) return;
+  const auto blocks = static_cast<unsigned>((n_nodes + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  replace_smallest_kernel<<<blocks, kBlock, 0, stream>>>(node_keys, node_values, n_nodes, x_keys, x_values,
+                                                          evicted_keys, evicted_values);
+  CUDALAB_CHECK_LAUNCH();
+}
+
+}  // namespace cudalab::heap
