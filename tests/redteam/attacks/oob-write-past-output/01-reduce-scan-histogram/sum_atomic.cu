@@ -1,0 +1,46 @@
+// RED TEAM: A correct sum whose first thread also stores 0 one element past *out (out[1]):
+// RED TEAM: the mistake of a kernel that writes one result too many. The store lands inside
+// RED TEAM: the checker's mapping, where nothing faults and memcheck sees allocated memory.
+// Exercise 1.1: sum with one global atomicAdd per element.
+// Lesson: chapters/01-reduce-scan-histogram/README.md, "1.1".
+// Grade:  tools/grade 1.1      Hints: tools/grade --hint 1.1
+#include "cudalab/atomics.cuh"
+#include "cudalab/error.cuh"
+#include "cudalab/reduce.cuh"
+
+namespace cudalab::reduce {
+namespace {
+
+constexpr int kBlock = 256;
+
+// One thread per element: thread i adds in[i] to *out.
+// T is the element type (int, float), Acc the accumulator type (long long, float).
+template <class T, class Acc>
+__global__ void sum_atomic_kernel(const T* __restrict__ in, std::size_t n, Acc* out) {
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) atomic_add(out, static_cast<Acc>(in[i]));
+  if (i == 0) out[1] = Acc{0};  // one past the end of the one-element output
+}
+
+template <class T, class Acc>
+void launch(const T* in, std::size_t n, Acc* out, cudaStream_t stream) {
+  CUDALAB_CHECK(cudaMemsetAsync(out, 0, sizeof(Acc), stream));  // the identity, also for n = 0
+  if (n == 0) return;
+  const auto blocks = static_cast<unsigned>((n + kBlock - 1) / kBlock);
+  sum_atomic_kernel<<<blocks, kBlock, 0, stream>>>(in, n, out);
+  CUDALAB_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void sum_atomic(const int* in, std::size_t n, long long* out, cudaStream_t stream) {
+  detail::check_sum_arguments("sum_atomic", in, n, out);
+  launch(in, n, out, stream);
+}
+
+void sum_atomic(const float* in, std::size_t n, float* out, cudaStream_t stream) {
+  detail::check_sum_arguments("sum_atomic", in, n, out);
+  launch(in, n, out, stream);
+}
+
+}  // namespace cudalab::reduce
