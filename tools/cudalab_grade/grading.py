@@ -43,7 +43,7 @@ PROFILE_ENV = "CUDALAB_DEVICE_PROFILE"
 # also costs a refresh of the inputs, an L2 flush and a null call, so a repetition's
 # wall time is several times this), and the verdicts
 PERF_REPETITIONS = 5
-PERF_MIN_TIME_S = 0.2
+PERF_MIN_TIME_S = 0.1
 IMPLAUSIBLE = "implausible"
 # the exit statuses of tools/grade and tools/grade-class (tools/gpu-check reads them)
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_GPU, EXIT_SETUP = 0, 1, 2, 3, 4
