@@ -11,10 +11,12 @@ import unittest
 from unittest import mock
 from pathlib import Path
 
+import fakegrades
 from toolload import ROOT, load_tool
 
 sys.path.insert(0, str(ROOT / "tools"))
 from cudalab_grade.gpucheck import bench as gcbench  # noqa: E402
+from cudalab_grade.gpucheck import classsteps as gcclass  # noqa: E402
 from cudalab_grade.gpucheck import context as gcctx  # noqa: E402
 from cudalab_grade.gpucheck import portability as gcport  # noqa: E402
 from cudalab_grade.gpucheck import report as gcreport  # noqa: E402
@@ -25,6 +27,7 @@ from cudalab_grade.gpucheck import steps as gcsteps  # noqa: E402
 
 # The script (its options and main); its steps, report and helpers are in cudalab_grade.gpucheck.
 gc = load_tool("gpu-check", "gpu_check")
+make_class = load_tool("make-class", "cudalab_make_class_for_gpu_check")
 
 JUNIT = """<?xml version="1.0" encoding="UTF-8"?>
 <testsuite name="host" tests="4" failures="1" disabled="0" skipped="1" hostname="" time="3">
@@ -181,10 +184,11 @@ class StateTest(unittest.TestCase):
 
     def test_parse_steps(self):
         self.assertEqual(gcctx.parse_steps("bench,build"), ["build", "bench"])
-        self.assertEqual(gcctx.parse_steps("build,test,profiles,grade,redteam,partial,mutation,sanitize,"
-                                        "bench,portability"), list(gcctx.STEPS))
+        self.assertEqual(gcctx.parse_steps("build,test,profiles,grade,redteam,partial,mutation,class,"
+                                        "sanitize,bench,portability"), list(gcctx.STEPS))
         self.assertEqual(gcctx.parse_steps("grade,profiles,test"), ["test", "profiles", "grade"])
         self.assertNotIn("mutation", gcctx.DEFAULT_STEPS)   # minutes of compiles: only when asked
+        self.assertNotIn("class", gcctx.DEFAULT_STEPS)      # a class graded twice: only when asked
         self.assertIn("partial", gcctx.DEFAULT_STEPS)
         self.assertEqual(gcctx.parse_steps("portability,test"), ["test", "portability"])
         with self.assertRaises(ValueError):
@@ -734,6 +738,140 @@ print("========= ERROR SUMMARY: 0 errors")
                 self.assertEqual(rc, 0)
                 for step in ("partial", "mutation"):
                     self.assertEqual(rep["steps"][step]["status"], "skipped")
+
+    SANDBOX_CHECK = ("bwrap: works\nunshare: works\nchosen: bwrap\ncgroup v2 limits under "
+                     "/sys/fs/cgroup/cudalab: yes\nGPU device nodes: /dev/nvidia0\n")
+
+    def fake_class_grader(self, calls: list, seconds=(110.0, 100.0), instead=None,
+                          sandbox_check=SANDBOX_CHECK):
+        """A run() for the class step: tools/make-class runs for real (it writes the class, then
+        checks the outputs); tools/grade-class is faked: --prepare-only makes OUT/shared, a
+        grading writes signed results as the grader reports each kind (fakegrades), or as
+        instead[mode] says for some students, and takes seconds[0] sandboxed, [1] without."""
+        def run(ctx_, argv, log, env=None, timeout=None):
+            calls.append((list(argv), dict(env) if env is not None else None))
+            if argv[1:4] == ["-m", "cudalab_grade.sandbox", "--check"]:
+                return 0, f"$ {' '.join(argv)}\n{sandbox_check}", 0.2
+            tool = Path(argv[1]).name
+            if tool == "make-class":
+                with contextlib.redirect_stdout(io.StringIO()) as out, \
+                        contextlib.redirect_stderr(io.StringIO()):
+                    rc = make_class.main(argv[2:])
+                return rc, out.getvalue(), 0.5
+            self.assertEqual(tool, "grade-class")
+            out = Path(argv[argv.index("--out") + 1])
+            if "--prepare-only" in argv:
+                (out / "shared").mkdir(parents=True)
+                return 0, "", 5.0
+            mode = "none" if env.get("CUDALAB_SANDBOX") == "none" else "sandbox"
+            subs = Path(argv[argv.index("--submissions") + 1])
+            fakegrades.graded_class(subs.parent / f"{subs.name}.EXPECTED.csv", out,
+                                    (instead or {}).get(mode))
+            return 0, "", seconds[0] if mode == "sandbox" else seconds[1]
+        return run
+
+    def test_class_step_grades_twice_with_the_same_flags_and_checks_both(self):
+        calls: list = []
+        with mock.patch.dict(gcctx.os.environ, {"CUDALAB_SANDBOX": "none"}):  # the instructor's
+            rep = self.run_class_steps("class", self.fake_class_grader(calls), "--class-size", "28")
+        self.assertEqual(rep["rc"], 0, rep["steps"])
+        r = rep["steps"]["class"]
+        self.assertEqual(r["status"], "passed", r["messages"])
+        self.assertEqual(r["summary"], "28 students: sandboxed (bwrap) 110 s, none 100 s, overhead "
+                                       "10.0 % (limit 15 %); as expected 28/28 and 28/28")
+        d = r["details"]
+        self.assertEqual((d["sandbox"], d["overhead_percent"], d["overhead_within_limit"]),
+                         ("bwrap", 10.0, True))
+        self.assertEqual(d["runs"]["sandbox"]["matching"], 28)
+        argvs = [a for a, _ in calls]
+        self.assertEqual(len(calls), 7)   # sandboxed first, each grading checked at once
+        make, check_sb, prepare, sandboxed, check_a, none, check_b = argvs
+        self.assertEqual(make[2:][1:], ["-n", "28"])
+        self.assertEqual(check_sb[1:], ["-m", "cudalab_grade.sandbox", "--check"])
+        self.assertIn(str(ROOT / "tools"), calls[1][1]["PYTHONPATH"].split(gcctx.os.pathsep))
+        self.assertEqual(Path(prepare[1]).name, "grade-class")
+        self.assertEqual(prepare[2:6], list(gcclass.CLASS_EXERCISES))
+        self.assertIn("--prepare-only", prepare)
+        shared = str(Path(prepare[prepare.index("--out") + 1]) / "shared")
+        for g in (sandboxed, none):
+            for flag, value in (("--per-gpu", "6"), ("--jobs", "16"), ("--timeout", "30"),
+                                ("--shared-build", shared), ("--submissions", make[2])):
+                self.assertEqual(g[g.index(flag) + 1], value, flag)
+            self.assertIn("--fast", g)                  # tests only: the sandbox alone differs
+            self.assertNotIn("--prepare-only", g)
+        strip = lambda a: [x for i, x in enumerate(a) if "--out" not in a[i - 1:i + 1]]
+        self.assertEqual(strip(sandboxed), strip(none))  # identical flags but --out
+        env_sb, env_none = calls[3][1], calls[5][1]
+        self.assertNotIn("CUDALAB_SANDBOX", env_sb)
+        self.assertEqual(env_none["CUDALAB_SANDBOX"], "none")
+        self.assertEqual((env_sb["CCACHE_DISABLE"], env_none["CCACHE_DISABLE"]), ("1", "1"))
+        for c, g in ((check_a, sandboxed), (check_b, none)):
+            self.assertEqual(c[2:5], ["--check", make[2], g[g.index("--out") + 1]])
+        self.assertTrue(check_a[-1].endswith("class/check-sandbox"))
+        self.assertTrue(check_b[-1].endswith("class/check-none"))
+        self.assertIn("| sandboxed (bwrap) | 110.0 | 28/28 |", rep["md"])
+        self.assertIn("| CUDALAB_SANDBOX=none | 100.0 | 28/28 |", rep["md"])
+        self.assertIn("Overhead of the sandbox: 10.0 % ((sandboxed − none) / none), limit 15 %: ok",
+                      rep["md"])
+
+    def test_class_step_fails_on_a_student_not_as_expected(self):
+        calls: list = []
+        oob = "s018-oob"
+        rep = self.run_class_steps("class", self.fake_class_grader(
+            calls, instead={"none": {oob: {}}}), "--class-size", "28")
+        self.assertEqual(rep["rc"], 1)
+        r = rep["steps"]["class"]
+        self.assertEqual(r["status"], "failed")
+        self.assertIn("as expected 28/28 and 27/28", r["summary"])
+        self.assertEqual(r["details"]["overhead_within_limit"], True)
+        self.assertTrue(any(m.startswith(f"CUDALAB_SANDBOX=none: {oob} (oob): expected 1.4 failed or "
+                                         "sanitizer; got 1.1 passed 10/10") and
+                            m.endswith("1.4 passed with 10 points, expected failed or sanitizer, "
+                                       "0 points") for m in r["messages"]), r["messages"])
+        self.assertIn("| CUDALAB_SANDBOX=none | 100.0 | 27/28 |", rep["md"])
+
+    def test_class_step_fails_when_the_sandbox_costs_more_than_15_percent(self):
+        rep = self.run_class_steps("class", self.fake_class_grader([], seconds=(116.0, 100.0)),
+                                   "--class-size", "14", "--class-timeout", "45")
+        r = rep["steps"]["class"]
+        self.assertEqual((rep["rc"], r["status"]), (1, "failed"))
+        self.assertEqual(r["details"]["overhead_percent"], 16.0)
+        self.assertEqual(r["details"]["timeout"], 45)
+        self.assertIn("the sandbox added 16.0 % to the class's time, more than 15 %", r["messages"])
+        self.assertIn("limit 15 %: FAILED", rep["md"])
+        self.assertIn("as expected 14/14 and 14/14", r["summary"])
+
+    def test_class_step_without_a_gpu_a_sandbox_or_the_solutions(self):
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            env = {"gpus": [], "gpu_present": False, "nvcc": "13.0"}
+            run = mock.Mock(side_effect=AssertionError("nothing runs without a GPU"))
+            with contextlib.redirect_stdout(io.StringIO()), mock.patch.object(gcctx.Context, "run", run), \
+                    mock.patch.object(gc, "environment", lambda ctx: env):
+                rc = gc.main(["--out", str(d / "out"), "--steps", "class", "--build-dir", str(d / "b")])
+                rep = json.loads((d / "out" / "report.json").read_text())
+                self.assertEqual(rc, 1)
+                self.assertEqual(rep["steps"]["class"]["summary"], f"not run: {gcctx.NO_DEVICE}")
+                self.assertEqual(rep["steps"]["class"]["status"], "failed")
+                rc = gc.main(["--out", str(d / "out2"), "--steps", "class", "--build-dir", str(d / "b"),
+                              "--starter-only"])
+                rep = json.loads((d / "out2" / "report.json").read_text())
+                self.assertEqual((rc, rep["steps"]["class"]["status"]), (0, "skipped"))
+        calls: list = []
+        no_sandbox = "bwrap: no: x\nunshare: no: y\nchosen: none\n"
+        rep = self.run_class_steps("class", self.fake_class_grader(calls, sandbox_check=no_sandbox),
+                                   "--class-size", "3")
+        r = rep["steps"]["class"]
+        self.assertEqual((r["status"], r["summary"]), ("failed", "no sandbox"))
+        self.assertEqual(len(calls), 2)                 # the class written, the check: no grading
+
+    def test_class_step_options_and_its_exercises_are_make_class_files(self):
+        self.assertEqual(list(gcclass.CLASS_EXERCISES), list(make_class.FILES))
+        for argv in (["--class-size", "0"], ["--class-timeout", "0"]):
+            with self.subTest(argv=argv), contextlib.redirect_stderr(io.StringIO()), \
+                    self.assertRaises(SystemExit) as cm:
+                gc.main(["--out", "/nonexistent/x", "--steps", "class", *argv])
+            self.assertEqual(cm.exception.code, 2)
 
     def test_bad_step_is_a_usage_error(self):
         with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as cm:

@@ -1,14 +1,23 @@
 """tools/gpu-check's steps that grade a class: redteam (tools/redteam --gpu), partial (partial
 starters, tools/mutate --partial-starters) and mutation (tools/mutate --write), the last two
-graded with tools/grade --submissions and scored with tools/mutate --score."""
+graded with tools/grade --submissions and scored with tools/mutate --score, and class
+(tools/make-class's class graded with tools/grade-class with and without the sandbox, each
+output checked with tools/make-class --check)."""
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import sys
 from pathlib import Path
 
-from .context import NO_DEVICE, Context, skip_starter_only, tail
+from .context import NO_DEVICE, SANDBOX_OVERHEAD_LIMIT, Context, skip_starter_only, tail
+
+# The exercises tools/make-class writes (its FILES; a host test keeps the two equal)
+CLASS_EXERCISES = ("1.1", "1.2", "1.3", "1.4")
+# The two gradings of the class step: (mode, what the report calls it)
+CLASS_MODES = (("sandbox", "sandboxed"), ("none", "CUDALAB_SANDBOX=none"))
 
 
 def step_redteam(ctx: Context, rec: dict, progress, env_info: dict) -> None:
@@ -217,3 +226,145 @@ def step_mutation(ctx: Context, rec: dict, progress, env_info: dict) -> None:
                       + (f", {no_compile} did not compile" if no_compile else "") + ")"
                       + ctx.scope_note())
     rec["status"] = "passed" if not not_graded and not wrong and data.get("counted") else "failed"
+
+
+def _no_sandbox_word(env: dict) -> bool:
+    return env.get("CUDALAB_SANDBOX", "").strip().lower() in ("none", "off", "0")
+
+
+def step_class(ctx: Context, rec: dict, progress, env_info: dict) -> None:
+    """tools/make-class's class (--class-size students) graded twice with the same flags, with the
+    sandbox and with CUDALAB_SANDBOX=none: both outputs must match EXPECTED.csv for every student
+    (tools/make-class --check) and the sandbox may add at most SANDBOX_OVERHEAD_LIMIT % of time."""
+    if skip_starter_only(ctx, rec, "tools/make-class makes its class from the solutions"):
+        return
+    logs = ctx.step_logs("class")
+    d = rec["details"]
+    d.update(class_size=ctx.class_size, timeout=ctx.class_step_timeout, jobs=ctx.jobs,
+             per_gpu=ctx.parallel, overhead_limit_percent=SANDBOX_OVERHEAD_LIMIT)
+    if not class_preconditions(ctx, rec, env_info, "generated class"):
+        return
+    work = ctx.work / "class"
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    subs, prepared = work / "class", work / "prepared"
+    make = [sys.executable, str(ctx.root / "tools" / "make-class")]
+    rc, out, _ = ctx.run(make + [str(subs), "-n", str(ctx.class_size)], logs / "make-class.log")
+    if rc != 0 or not (work / "class.EXPECTED.csv").exists():
+        rec["messages"].append(f"tools/make-class exited {rc}:\n{tail(out)}")
+        rec["summary"] = "no class written"
+        return
+    # Both gradings: no compiler cache (neither profits from the other's), and the sandboxed
+    # one without an instructor's CUDALAB_SANDBOX=none of the environment.
+    envs = {"sandbox": {k: v for k, v in ctx.env.items()
+                        if not (k == "CUDALAB_SANDBOX" and _no_sandbox_word(ctx.env))},
+            "none": dict(ctx.env, CUDALAB_SANDBOX="none")}
+    for e in envs.values():
+        e["CCACHE_DISABLE"] = "1"
+    tools = ctx.root / "tools"
+    rc, out, _ = ctx.run([sys.executable, "-m", "cudalab_grade.sandbox", "--check"],
+                         logs / "sandbox-check.log",
+                         env=dict(envs["sandbox"], PYTHONPATH=os.pathsep.join(
+                             [str(tools)] + [p for p in [ctx.env.get("PYTHONPATH")] if p])))
+    chosen = re.search(r"^chosen: (\S+)", out, re.M)
+    d["sandbox"] = chosen.group(1) if chosen else None
+    d["sandbox_check"] = [ln for ln in out.splitlines() if ":" in ln and not ln.startswith("$ ")]
+    if rc != 0 or d["sandbox"] in (None, "none"):
+        rec["messages"].append("no sandbox works on this machine (python3 -m cudalab_grade.sandbox "
+                               f"--check, exit {rc}):\n{tail(out)}")
+        rec["summary"] = "no sandbox"
+        return
+    grade = [sys.executable, str(tools / "grade-class"), *CLASS_EXERCISES, "--submissions", str(subs),
+             "--jobs", str(ctx.jobs)]
+    rc, out, secs = ctx.run(grade + ["--out", str(prepared), "--prepare-only"], logs / "prepare.log")
+    d["prepare"] = {"rc": rc, "seconds": round(secs, 1)}
+    if rc != 0:
+        rec["messages"].append(f"tools/grade-class --prepare-only exited {rc}:\n{tail(out)}")
+        rec["summary"] = "the instructor's build failed"
+        return
+    progress()
+    flags = ["--shared-build", str(prepared / "shared"), "--fast", "--per-gpu", str(ctx.parallel),
+             "--timeout", f"{ctx.class_step_timeout:g}"]
+    runs: dict[str, dict] = {}
+    d["runs"] = runs
+    for mode, label in CLASS_MODES:
+        graded = work / f"graded-{mode}"
+        rc, out, secs = ctx.run(grade + ["--out", str(graded), *flags], logs / f"grade-{mode}.log",
+                                env=envs[mode])
+        run = runs[mode] = {"label": label, "rc": rc, "seconds": round(secs, 1), "raw_seconds": secs}
+        if rc != 0:
+            rec["messages"].append(f"tools/grade-class ({label}) exited {rc}:\n{tail(out)}")
+        report = (ctx.out or ctx.work) / "class" / f"check-{mode}"
+        crc, cout, _ = ctx.run(make + ["--check", str(subs), str(graded), "--report", str(report)],
+                               logs / f"check-{mode}.log")
+        run.update(check_rc=crc, markdown=f"{report}.md")
+        try:
+            data = json.loads(Path(f"{report}.json").read_text())
+        except (OSError, ValueError) as e:
+            rec["messages"].append(f"tools/make-class --check ({label}) wrote no JSON (exit {crc}): "
+                                   f"{e}\n{tail(cout)}")
+            run.update(matching=0, students=None, passed=False)
+            progress()
+            continue
+        run.update(matching=data["matching"], students=data["students"],
+                   passed=crc == 0 and bool(data.get("passed")))
+        bad = [r for r in data["rows"] if not r["ok"]]
+        for r in bad[:20]:
+            rec["messages"].append(f"{label}: {r['student']} ({r['kind']}): expected {r['expected']}; "
+                                   f"got {r['got']}: {'; '.join(r['problems'])}")
+        if len(bad) > 20:
+            rec["messages"].append(f"{label}: and {len(bad) - 20} more students not as expected "
+                                   f"({report}.md)")
+        progress()
+    sandboxed, none = (runs[m].pop("raw_seconds") for m, _ in CLASS_MODES)
+    finished = all(r["rc"] == 0 for r in runs.values())
+    overhead = 100.0 * (sandboxed - none) / none if finished and none > 0 else None
+    within = overhead is not None and overhead <= SANDBOX_OVERHEAD_LIMIT
+    d.update(overhead_percent=None if overhead is None else round(overhead, 1),
+             overhead_within_limit=within)
+    if overhead is None:
+        rec["messages"].append("the sandbox's overhead is not known: a grading did not finish")
+    elif not within:
+        rec["messages"].append(f"the sandbox added {overhead:.1f} % to the class's time, more than "
+                               f"{SANDBOX_OVERHEAD_LIMIT:g} %")
+    fig = lambda r: f"{r.get('matching', 0)}/{r.get('students') if r.get('students') is not None else '?'}"
+    rec["summary"] = (f"{ctx.class_size} students: sandboxed ({d['sandbox']}) {runs['sandbox']['seconds']:g} s, "
+                      f"none {runs['none']['seconds']:g} s, overhead "
+                      f"{'n/a' if overhead is None else f'{overhead:.1f} %'} (limit "
+                      f"{SANDBOX_OVERHEAD_LIMIT:g} %); as expected {fig(runs['sandbox'])} and "
+                      f"{fig(runs['none'])}")
+    rec["status"] = "passed" if within and all(r["passed"] for r in runs.values()) else "failed"
+
+
+def class_table(d: dict) -> list[str]:
+    """The class step in the report: (mode, seconds, students matching), and the overhead line."""
+    runs = d.get("runs") or {}
+    if not runs:
+        return []
+    prep = (d.get("prepare") or {}).get("seconds")
+    lines = [f"{d.get('class_size')} students of tools/make-class, graded with the same flags "
+             f"(--fast, --jobs {d.get('jobs')}, --per-gpu {d.get('per_gpu')}, --timeout "
+             f"{d.get('timeout', 0):g}, CCACHE_DISABLE=1) after one --prepare-only"
+             + (f" ({prep} s)" if prep is not None else "") + "; each output checked with "
+             "tools/make-class --check.", "",
+             "Sandbox check (python3 -m cudalab_grade.sandbox --check): "
+             + "; ".join(d.get("sandbox_check") or ["no output"]), "",
+             "| mode | seconds | students matching |", "| --- | ---: | ---: |"]
+    for mode, label in CLASS_MODES:
+        r = runs.get(mode)
+        if r is None:
+            continue
+        name = f"{label} ({d.get('sandbox')})" if mode == "sandbox" else label
+        exit_note = "" if r.get("rc") == 0 else f" (exit {r.get('rc')})"
+        students = r.get("students") if r.get("students") is not None else "?"
+        lines.append(f"| {name} | {r.get('seconds')}{exit_note} | {r.get('matching', 0)}/{students} |")
+    o = d.get("overhead_percent")
+    limit = d.get("overhead_limit_percent", SANDBOX_OVERHEAD_LIMIT)
+    lines += ["", "Overhead of the sandbox: " + ("not known" if o is None else
+                                                 f"{o:.1f} % ((sandboxed − none) / none)")
+              + f", limit {limit:g} %: " + ("ok" if d.get("overhead_within_limit") else "FAILED")]
+    tables = [r["markdown"] for r in runs.values() if r.get("markdown")]
+    if tables:
+        lines += ["", "Student by student: " + ", ".join(tables)]
+    return lines

@@ -16,15 +16,23 @@ from ..grading import DEVICE_PROFILES  # the device profiles' names (cudalab/dev
 from ..gtest import NO_DEVICE  # what a test program prints without a GPU
 from ..manifest import load_all  # one manifest reader for every tool
 
-STEPS = ("build", "test", "profiles", "grade", "redteam", "partial", "mutation", "sanitize", "bench",
-         "portability")
-# mutation grades a class of mutants (minutes of compiles): only when --steps names it
-DEFAULT_STEPS = tuple(s for s in STEPS if s != "mutation")
+STEPS = ("build", "test", "profiles", "grade", "redteam", "partial", "mutation", "class", "sanitize",
+         "bench", "portability")
+# mutation grades a class of mutants (minutes of compiles), class a generated class twice (with
+# and without the sandbox): only when --steps names them
+OPT_IN_STEPS = ("mutation", "class")
+DEFAULT_STEPS = tuple(s for s in STEPS if s not in OPT_IN_STEPS)
 # The default subset of DEVICE_PROFILES for the profiles step: the smallest GPU students
 # own and the largest one an H100 can stand in for (every limit is the smaller of the
 # profile's and the device's), to keep the step within a few minutes of a GPU.
 DEFAULT_PROFILES = ("t4", "h100")
 CLASS_TIMEOUT = 120.0   # seconds per test program of a partial starter or a mutant
+# The class step: students of tools/make-class's class, graded with and without the
+# sandbox; seconds per test program there (short, so that the hang kind does not dominate);
+# the most the sandbox may add to the class's wall time, in percent of the time without it
+CLASS_SIZE = 100
+CLASS_STEP_TIMEOUT = 30.0
+SANDBOX_OVERHEAD_LIMIT = 15.0
 # The architectures the course supports (the portability step compiles for each):
 # Turing T4, A100, RTX 30, RTX 40 and L4, H100/H200, B200, RTX 50.
 PORTABILITY_ARCHS = ("75", "80", "86", "89", "90", "100", "120")
@@ -113,6 +121,8 @@ class Context:
         self.mutation_seed = 0
         self.mutation_operators = ""
         self.class_timeout = CLASS_TIMEOUT
+        self.class_size = CLASS_SIZE                 # class: students of the generated class
+        self.class_step_timeout = CLASS_STEP_TIMEOUT  # class: seconds per test program
         self.nvcc: str | None = None  # portability: CMAKE_CUDA_COMPILER (None: CMake's choice)
         self.archs: list[str] = list(PORTABILITY_ARCHS)  # portability: the architectures
         self.env = dict(os.environ)

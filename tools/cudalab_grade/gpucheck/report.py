@@ -7,6 +7,7 @@ import shutil
 import tarfile
 from pathlib import Path
 
+from .classsteps import class_table
 from .context import MAX_RESULT_FILES, STEPS, Context, device_line, utc_now
 from .portability import portability_table
 from .results import fmt_points
@@ -58,7 +59,7 @@ def report_markdown(rep: dict, results_dir: Path) -> str:
              f"- Date: {rep['date_utc']}",
              f"- This invocation: {', '.join(rep['invocation']['steps']) or 'no steps'}",
              *([f"- Mode: starter only ({rep['starter_only']}): grade checks only the untouched starter "
-                "(0 points, every exercise a test failure); redteam, partial, mutation, sanitize and bench are skipped; "
+                "(0 points, every exercise a test failure); redteam, partial, mutation, class, sanitize and bench are skipped; "
                 "portability compiles the starter only"] if rep.get("starter_only") else []), "",
              "| step | status | seconds | key figure | started | commit |",
              "| --- | --- | ---: | --- | --- | --- |"]
@@ -107,6 +108,8 @@ def report_markdown(rep: dict, results_dir: Path) -> str:
             lines += profiles_table(d["per_profile"])
         elif step == "grade":
             lines += grade_table(d)
+        elif step == "class":
+            lines += class_table(d)
         elif step in ("redteam", "partial", "mutation") and d.get("markdown") \
                 and Path(d["markdown"]).exists():
             lines += ["#" + ln if ln.startswith("#") else ln

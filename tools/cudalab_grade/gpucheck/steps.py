@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 
 from ..grading import EXIT_NO_GPU, PROFILE_ENV  # the grader's no-GPU exit status, profile variable
 from .bench import step_bench
-from .classsteps import step_mutation, step_partial, step_redteam
+from .classsteps import step_class, step_mutation, step_partial, step_redteam
 from .context import NO_DEVICE, Context, Interrupted, tail, utc_now
 from .portability import step_portability
 from .results import (GradeFormatError, ctest_summary_line, evaluate_profile_solutions,
@@ -235,7 +235,7 @@ def step_grade(ctx: Context, rec: dict, progress, env_info: dict) -> None:
 
 STEP_FUNCTIONS = {"build": step_build, "portability": step_portability, "test": step_test,
                   "profiles": step_profiles, "grade": step_grade, "redteam": step_redteam,
-                  "partial": step_partial, "mutation": step_mutation,
+                  "partial": step_partial, "mutation": step_mutation, "class": step_class,
                   "sanitize": step_sanitize, "bench": step_bench}
 
 
