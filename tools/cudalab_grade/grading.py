@@ -175,6 +175,10 @@ class Result:
     ratio_low: float | None = None
     ratio_high: float | None = None
     repetitions: int | None = None
+    # the medians behind the ratio, nanoseconds per call: the exercise's and the baseline's
+    # (a host baseline's time moves with the host CPU; these tell it from the GPU side)
+    time_ns: float | None = None
+    baseline_ns: float | None = None
     gpu: dict | None = None
     perf_verdict: str = ""
 
@@ -560,6 +564,8 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
     res.ratio = float(f"{ratio:.3g}")
     res.ratio_low, res.ratio_high = float(f"{low:.3g}"), float(f"{high:.3g}")
     res.repetitions = len(mine_ns)
+    res.time_ns = float(f"{statistics.median(mine_ns):.4g}")
+    res.baseline_ns = float(f"{statistics.median(base_ns):.4g}")
     res.gpu = gpu
     if len(mine_ns) > 1 or len(base_ns) > 1:
         spread = f"95 % interval {bench.fmt_ratio(low)}-{bench.fmt_ratio(high)}, {len(mine_ns)} repetitions"

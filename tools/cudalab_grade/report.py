@@ -108,7 +108,8 @@ def _machine(r: Result) -> dict:
             "max_points": r.max_points, "ratio": r.ratio, "reason": r.reason,
             "seconds": r.seconds, "hidden_suite": r.hidden_suite, "hidden_tests": r.hidden_tests,
             "ratio_interval": ([r.ratio_low, r.ratio_high] if r.ratio_low is not None else None),
-            "repetitions": r.repetitions, "gpu": r.gpu, "perf_verdict": r.perf_verdict}
+            "repetitions": r.repetitions, "gpu": r.gpu, "perf_verdict": r.perf_verdict,
+            "time_ns": r.time_ns, "baseline_ns": r.baseline_ns}
 
 
 def gradescope(results: list[Result], meta: dict) -> str:

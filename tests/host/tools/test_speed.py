@@ -176,6 +176,7 @@ class RunPerfTest(GradeTestCase):
         low, high = alpha["ratio_interval"]
         self.assertTrue(0.6 < low < 0.625 < high < 0.65)
         self.assertEqual(alpha["repetitions"], 5)
+        self.assertEqual((alpha["time_ns"], alpha["baseline_ns"]), (1.6e6, 1e6))  # the medians (1600 us, 1000 us)
         self.assertEqual(alpha["gpu"]["sm_mhz"], "unknown")  # nvidia-smi failed: clocks unknown
         self.assertIn("5 repetitions, clocks unknown", alpha["reason"])
         _, out, _ = self.tree.grade("--no-build", "--perf", "--fast", "1.1", "--markdown", "-", "-q")
