@@ -248,8 +248,19 @@ def grade_all(exercises: list[Exercise], opts: Options, parallel: int = 1, say=l
             secs = time.monotonic() - start
             res.seconds = round(res.seconds + secs, 2)
             # Each figure as it comes: a run stopped by an outer time limit keeps them in its log.
-            say(f"benchmarked {ex.id} {ex.slug} in {secs:.1f} s: {res.reason.rsplit('; ', 1)[-1]}")
+            times = (f" ({_fmt_ns(res.time_ns)} per call, baseline {_fmt_ns(res.baseline_ns)})"
+                     if res.time_ns is not None and res.baseline_ns is not None else "")
+            say(f"benchmarked {ex.id} {ex.slug} in {secs:.1f} s: {res.reason.rsplit('; ', 1)[-1]}{times}")
     return results
+
+
+def _fmt_ns(ns: float) -> str:
+    """A time per call for a log line: 312 us, 4.1 ms, 850 ns."""
+    if ns >= 1e6:
+        return f"{ns / 1e6:.3g} ms"
+    if ns >= 1e3:
+        return f"{ns / 1e3:.3g} us"
+    return f"{ns:.3g} ns"
 
 
 def _grade(ex: Exercise, opts: Options, res: Result) -> None:

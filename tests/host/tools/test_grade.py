@@ -728,6 +728,7 @@ class PerfAndSanitizerTest(GradeTestCase):
         # Without -q each ratio is printed as soon as it is measured.
         _, out, err = self.tree.grade("--no-build", "--perf", "--parallel", "2")
         self.assertRegex(out + err, r"benchmarked 1\.1 alpha in [0-9.]+ s: ratio 1(\.0+)?x? of cub_base \(target")
+        self.assertRegex(out + err, r"benchmarked 1\.1 alpha .* \([0-9.]+ [mun]?s per call, baseline [0-9.]+ [mun]?s\)")
 
     def test_parallel_must_be_positive_and_not_for_a_class(self):
         code, _, err = self.tree.grade("--parallel", "0")
