@@ -1,6 +1,8 @@
 """Reading chapters/*/exercises.toml and choosing exercises from selectors."""
 from __future__ import annotations
 
+import math
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -8,6 +10,65 @@ from pathlib import Path
 
 class UsageError(Exception):
     """A mistake on the command line: printed as it is, exit code 2."""
+
+
+class ManifestError(UsageError):
+    """A manifest the tools cannot use (a key of the wrong type or out of range): printed as it
+    is, exit code 2, naming the file, the exercise and the key."""
+
+
+# A baseline that runs on the host names itself by its first word: cpu_ (the course's CPU
+# reference), std_ (the C++ standard library) or boost_ (Boost) (docs/guides/contributing.md,
+# "Benchmarks" and "The manifest").
+HOST_BASELINE = re.compile(r"^(cpu|std|boost)_[a-z0-9_]*/")
+
+
+def is_host_baseline(name: str) -> bool:
+    """Whether a baseline benchmark runs on the host (its name starts with cpu_, std_ or boost_)."""
+    return HOST_BASELINE.match(name) is not None
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A host baseline's time on one machine, the calibration machine, against which a speed
+    is scored wherever it is graded (grading.run_perf; docs/guides/grading.md, "How sure a
+    speed is"): a host CPU's speed must not decide a student's points."""
+    baseline_ns: float   # the host baseline's median time per call there
+    copy_gbps: float     # that machine's device copy bandwidth, as the benchmark JSON reports it
+    device: str          # its GPU ("NVIDIA H100 80GB HBM3")
+    host: str            # its host CPU, free text (the model name of /proc/cpuinfo)
+
+
+CALIBRATION_KEYS = {"baseline_ns": "a number > 0", "copy_gbps": "a number > 0",
+                    "device": "a non-empty string", "host": "a non-empty string"}
+
+
+def calibration(value, baseline: str, where: str) -> Calibration:
+    """[exercise.perf.calibration] (or the inline table `calibration = {...}`) checked: a table
+    of exactly CALIBRATION_KEYS, each of its type and range, under a host baseline only.
+    Raises ManifestError naming `where` (file and exercise) and the key."""
+    key = f"{where}: perf.calibration"
+    if not is_host_baseline(baseline):
+        raise ManifestError(f"{key}: only a host baseline (cpu_, std_, boost_) is calibrated; "
+                            f"{baseline} runs on the GPU, in the same run as the exercise")
+    if not isinstance(value, dict):
+        raise ManifestError(f"{key} must be a table (baseline_ns, copy_gbps, device, host)")
+    unknown = sorted(set(value) - set(CALIBRATION_KEYS))
+    if unknown:
+        raise ManifestError(f"{key}: unknown key(s) {', '.join(unknown)} "
+                            f"(known: {', '.join(CALIBRATION_KEYS)})")
+    for name, kind in CALIBRATION_KEYS.items():
+        if name not in value:
+            raise ManifestError(f"{key}.{name} is missing: {kind}")
+        v = value[name]
+        if kind.startswith("a number"):
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+        else:
+            ok = isinstance(v, str) and bool(v.strip())
+        if not ok:
+            raise ManifestError(f"{key}.{name} must be {kind} (got {v!r})")
+    return Calibration(float(value["baseline_ns"]), float(value["copy_gbps"]),
+                       value["device"].strip(), value["host"].strip())
 
 
 @dataclass(frozen=True)
@@ -22,6 +83,10 @@ class Perf:
     bandwidth_check: bool = True
     # a few words printed after the target in the lesson's exercise table (tools/make-tables)
     note: str = ""
+    # a host baseline's time on the calibration machine: the speed is scored against it
+    # (grading.run_perf), the baseline measured in the run is information only; None: the ratio
+    # measured in the run counts
+    calibration: Calibration | None = None
 
 
 @dataclass(frozen=True)
@@ -110,9 +175,11 @@ def load_chapter(path: Path) -> Chapter:
         if "perf" in ex:
             p = ex["perf"]
             mp = p.get("max_plausible_ratio")
+            cal = (calibration(p["calibration"], str(p["baseline"]), f"{path}, exercise {ex.get('id')}")
+                   if "calibration" in p else None)
             perf = Perf(str(p["benchmark"]), str(p["baseline"]), float(p["ratio"]), int(p["points"]),
                         float(mp) if mp is not None else None, bool(p.get("bandwidth_check", True)),
-                        str(p.get("note", "")))
+                        str(p.get("note", "")), cal)
         slug, header = str(ex["slug"]), str(ex.get("header", ""))
         derived = {k: str(ex.get(k, v)) for k, v in defaults(slug, header).items()}
         exercises.append(Exercise(

@@ -31,15 +31,12 @@ PERF_KEYS = {"benchmark": str, "baseline": str, "ratio": (int, float), "points":
 # standard library) or boost_ (Boost), runs on the host's cores, and a target against it is a speed-up
 # over the CPU of up to 100 (chapter 6: 10x to 30x one core's Boost.Graph Dijkstra; chapter 7: 100x the
 # CPU builder). A baseline reports the time of the work its name states, never one scaled to move a
-# target: the target's ratio holds the factor.
-HOST_BASELINE = re.compile(r"^(cpu|std|boost)_[a-z0-9_]*/")
+# target: the target's ratio holds the factor. Only a host baseline may carry a calibration (its time
+# on the calibration machine, against which the grader scores the speed); manifest.calibration checks
+# its keys.
 MAX_RATIO_DEVICE_BASELINE = 2
 MAX_RATIO_HOST_BASELINE = 100
-
-
-def is_host_baseline(name: str) -> bool:
-    """Whether a baseline benchmark runs on the host (its name starts with cpu_, std_ or boost_)."""
-    return HOST_BASELINE.match(name) is not None
+is_host_baseline = manifest.is_host_baseline  # the grader's own test (cpu_, std_ or boost_)
 
 
 def max_ratio(baseline: str) -> int:
@@ -124,6 +121,9 @@ class ManifestTest(unittest.TestCase):
                     self.assertGreaterEqual(perf["points"], 0)
                     self.assertTrue(perf["benchmark"].startswith(ex["slug"] + "/"),
                                     f"benchmark {perf['benchmark']} does not start with {ex['slug']}/")
+                    if "calibration" in perf:  # manifest.calibration checked its keys when it loaded
+                        self.assertTrue(is_host_baseline(perf["baseline"]), "a calibration needs a host baseline")
+                        self.assertIsNotNone(loaded.perf.calibration)
 
     def test_ids_and_slugs_unique_and_numbered(self):
         ids, slugs = {}, {}
@@ -219,6 +219,92 @@ class ManifestTest(unittest.TestCase):
 
     def test_camel(self):
         self.assertEqual(camel("reduce") + camel("sum_atomic"), "ReduceSumAtomic")
+
+
+CALIBRATED = """
+[chapter]
+number = 9
+dir = "09-demo"
+title = "Demo"
+
+[[exercise]]
+id = "9.1"
+slug = "alpha"
+title = "Alpha"
+header = "include/cudalab/demo.cuh"
+points = 10
+hints = ["a", "b"]
+[exercise.perf]
+benchmark = "alpha/grid/1024"
+baseline = "{baseline}"
+ratio = 20.0
+points = 2
+{calibration}
+"""
+
+GOOD_CALIBRATION = """[exercise.perf.calibration]
+baseline_ns = 4.1e8
+copy_gbps = 3005.2
+device = "NVIDIA H100 80GB HBM3"
+host = "Intel(R) Xeon(R) Platinum 8480+"
+"""
+
+
+class CalibrationKeysTest(unittest.TestCase):
+    """[exercise.perf.calibration]: a host baseline's time on the calibration machine
+    (docs/guides/contributing.md, "The manifest"); manifest.calibration checks it as it loads."""
+
+    def load(self, calibration: str, baseline: str = "boost_dijkstra/grid/1024"):
+        import tempfile
+        with tempfile.TemporaryDirectory(prefix="test-manifest-") as tmp:
+            path = Path(tmp) / "exercises.toml"
+            path.write_text(CALIBRATED.format(baseline=baseline, calibration=calibration))
+            return manifest.load_chapter(path).exercises[0].perf
+
+    def test_a_table_or_an_inline_table(self):
+        expected = manifest.Calibration(4.1e8, 3005.2, "NVIDIA H100 80GB HBM3", "Intel(R) Xeon(R) Platinum 8480+")
+        self.assertEqual(self.load(GOOD_CALIBRATION).calibration, expected)
+        inline = ('calibration = { baseline_ns = 410000000, copy_gbps = 3005.2, '
+                  'device = "NVIDIA H100 80GB HBM3", host = "Intel(R) Xeon(R) Platinum 8480+" }')
+        self.assertEqual(self.load(inline).calibration, expected)  # an integer time is a number too
+        self.assertIsNone(self.load("").calibration)  # none: the measured ratio counts
+
+    def test_only_under_a_host_baseline(self):
+        for baseline in ("cpu_reference_build/float3/1024", "std_stable_sort/int32/1024"):
+            self.assertIsNotNone(self.load(GOOD_CALIBRATION, baseline).calibration)
+        with self.assertRaisesRegex(manifest.ManifestError,
+                                    r"exercise 9\.1: perf\.calibration: only a host baseline .*"
+                                    r"cub_reduce_sum/int32/1024 runs on the GPU"):
+            self.load(GOOD_CALIBRATION, "cub_reduce_sum/int32/1024")
+
+    def test_types_and_ranges(self):
+        bad = {"baseline_ns = 0": r"perf\.calibration\.baseline_ns must be a number > 0 \(got 0\)",
+               "baseline_ns = -5.0": r"baseline_ns must be a number > 0",
+               'baseline_ns = "4e8"': r"baseline_ns must be a number > 0 \(got '4e8'\)",
+               "baseline_ns = true": r"baseline_ns must be a number > 0 \(got True\)",
+               "baseline_ns = inf": r"baseline_ns must be a number > 0",
+               "copy_gbps = 0.0": r"copy_gbps must be a number > 0",
+               "device = 3": r"device must be a non-empty string \(got 3\)",
+               'host = "  "': r"host must be a non-empty string"}
+        for line, message in bad.items():
+            key = line.split(" =")[0]
+            text = "\n".join(line if row.startswith(key + " ") else row
+                             for row in GOOD_CALIBRATION.splitlines())
+            with self.subTest(line=line), self.assertRaisesRegex(manifest.ManifestError, message):
+                self.load(text)
+
+    def test_missing_and_unknown_keys(self):
+        without_host = "\n".join(r for r in GOOD_CALIBRATION.splitlines() if not r.startswith("host"))
+        with self.assertRaisesRegex(manifest.ManifestError, r"perf\.calibration\.host is missing"):
+            self.load(without_host)
+        with self.assertRaisesRegex(manifest.ManifestError, r"unknown key\(s\) baseline_us \(known: "
+                                    r"baseline_ns, copy_gbps, device, host\)"):
+            self.load(GOOD_CALIBRATION + "baseline_us = 3.0\n")
+        with self.assertRaisesRegex(manifest.ManifestError, r"perf\.calibration must be a table"):
+            self.load('calibration = "H100"')
+
+    def test_a_manifest_error_is_printed_as_a_usage_error(self):
+        self.assertTrue(issubclass(manifest.ManifestError, manifest.UsageError))
 
 
 if __name__ == "__main__":
