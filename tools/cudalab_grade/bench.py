@@ -346,6 +346,45 @@ def ratio_interval(base_ns: list[float], mine_ns: list[float], level: float = LE
     return ratio, min(ratio, _quantile(draws, tail)), max(ratio, _quantile(draws, 1.0 - tail))
 
 
+def calibrated_interval(baseline_ns: float, mine_ns: list[float], gpu_scale: float = 1.0,
+                        level: float = LEVEL, resamples: int = RESAMPLES,
+                        seed: int = 1) -> tuple[float, float, float]:
+    """(ratio, low, high) against a calibrated host baseline: `baseline_ns`, the baseline's time on
+    the calibration machine (a constant), over the exercise's median time scaled to the
+    calibration GPU, median(mine_ns) x gpu_scale (gpu_scale: this device's copy bandwidth over
+    the calibration device's; a GPU with less bandwidth has its times scaled down). The
+    interval is a `level` bootstrap percentile interval of the exercise's repetitions alone (the
+    baseline is no measurement here). With one repetition the interval is the ratio itself."""
+    if not mine_ns:
+        raise ValueError("no repetitions")
+    if not baseline_ns > 0 or not gpu_scale > 0:
+        raise ValueError("the calibration's time and the copy bandwidths must be positive")
+    ratio = baseline_ns / (statistics.median(mine_ns) * gpu_scale)
+    if len(mine_ns) == 1:
+        return ratio, ratio, ratio
+    rng = random.Random(seed)
+    draws = sorted(baseline_ns / (statistics.median(rng.choices(mine_ns, k=len(mine_ns))) * gpu_scale)
+                   for _ in range(resamples))
+    tail = (1.0 - level) / 2
+    return ratio, min(ratio, _quantile(draws, tail)), max(ratio, _quantile(draws, 1.0 - tail))
+
+
+def host_cpu(cpuinfo: str = "/proc/cpuinfo") -> str | None:
+    """The host CPU's model as /proc/cpuinfo names it ("Intel(R) Xeon(R) Platinum 8480+"),
+    else what Python's platform module says; None when neither says anything. Recorded beside
+    a host baseline's time (results.json's `host`), which moves with it."""
+    try:
+        with open(cpuinfo, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() in ("model name", "Model", "cpu model") and value.strip():
+                    return " ".join(value.split())
+    except OSError:
+        pass
+    import platform
+    return platform.processor() or platform.machine() or None
+
+
 def straddles(low: float, high: float, target: float) -> bool:
     """Whether the interval leaves it open whether the target was reached."""
     return low < target < high

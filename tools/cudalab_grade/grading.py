@@ -181,6 +181,16 @@ class Result:
     baseline_ns: float | None = None
     gpu: dict | None = None
     perf_verdict: str = ""
+    # the ratio as measured in the run (baseline_ns / time_ns); `ratio` is the one scored, which
+    # differs from it where the manifest calibrates a host baseline and the run reported the
+    # copy bandwidth: then `calibration` says how ({"device", "host", "host_speed", "gpu_scale"})
+    ratio_raw: float | None = None
+    calibration: dict | None = None
+    # where it was measured: the benchmark's device copy bandwidth (GB/s, the figure a
+    # calibration records), the device's name and the host's CPU
+    copy_gbps: float | None = None
+    device: str | None = None
+    host: str | None = None
 
     @property
     def points(self) -> float:
@@ -540,7 +550,9 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
     copy: list[float] = []
     l2: float | None = None
     gpu = None
+    device = None
     runs = 0
+    cal = perf.calibration
     while True:
         p, text, watched = _bench_once(ex, opts, target, PERF_REPETITIONS)
         runs += 1
@@ -569,15 +581,27 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
         if c is not None:
             copy.append(c)
         l2 = bench.l2_bytes(data) or l2
-        ratio, low, high = bench.ratio_interval(base_ns, mine_ns)
+        ctx = data.get("context") if isinstance(data.get("context"), dict) else {}
+        device = str(ctx["device"]) if isinstance(ctx.get("device"), str) and ctx["device"] else device
+        raw = bench.ratio_interval(base_ns, mine_ns)
+        # A calibrated host baseline: the score is against its time on the calibration machine,
+        # the exercise's time scaled to the calibration GPU by the copy bandwidths
+        # (docs/guides/grading.md); without a copy bandwidth the measured ratio counts.
+        scale = max(copy) / cal.copy_gbps if cal is not None and copy else None
+        ratio, low, high = bench.calibrated_interval(cal.baseline_ns, mine_ns, scale) \
+            if cal is not None and scale is not None else raw
         if runs >= 2 or not bench.straddles(low, high, perf.ratio):
             break
     res.ratio = float(f"{ratio:.3g}")
     res.ratio_low, res.ratio_high = float(f"{low:.3g}"), float(f"{high:.3g}")
+    res.ratio_raw = float(f"{raw[0]:.3g}")
     res.repetitions = len(mine_ns)
     res.time_ns = float(f"{statistics.median(mine_ns):.4g}")
     res.baseline_ns = float(f"{statistics.median(base_ns):.4g}")
     res.gpu = gpu
+    res.copy_gbps = float(f"{max(copy):.5g}") if copy else None
+    res.device = device
+    res.host = bench.host_cpu()
     if len(mine_ns) > 1 or len(base_ns) > 1:
         spread = f"95 % interval {bench.fmt_ratio(low)}-{bench.fmt_ratio(high)}, {len(mine_ns)} repetitions"
     else:
@@ -587,7 +611,25 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
     why = bench.implausible(ratio, perf.ratio, max(bps) if bps else None, max(copy) if copy else None,
                             perf.max_plausible_ratio, perf.bandwidth_check, l2,
                             statistics.median(mine_ns) / 1e9)
-    res.details.append(f"speed: ratio {bench.fmt_ratio(ratio)} of {short}, {spread}; "
+    # what the ratio is of: the run's baseline, or the calibration machine's
+    of, target_note, how = short, "", ""
+    if cal is not None and scale is not None:
+        host_speed = cal.baseline_ns / statistics.median(base_ns)
+        res.calibration = {"device": cal.device, "host": cal.host,
+                           "host_speed": float(f"{host_speed:.3g}"), "gpu_scale": float(f"{scale:.4g}")}
+        of = f"{short} at the calibration host's speed"
+        target_note = f", measured here {bench.fmt_ratio(raw[0])}"
+        how = (f" (measured here {bench.fmt_ratio(raw[0])}; this host runs {short} {host_speed:.2f}x as "
+               f"fast as the calibration host, {cal.host}; times scaled by the copy bandwidth, "
+               f"{max(copy):.0f} GB/s here against {cal.copy_gbps:.0f} GB/s on the calibration GPU, "
+               f"{cal.device})")
+    elif cal is not None:
+        of = f"{short} as measured here"
+        target_note = (", not normalised to the calibration host: the benchmark reported no copy "
+                       "bandwidth to scale its time by")
+        how = (" (not normalised to the calibration host's speed: the benchmark reported no device "
+               "copy bandwidth, so the ratio measured here counts)")
+    res.details.append(f"speed: ratio {bench.fmt_ratio(ratio)} of {of}{how}, {spread}; "
                        f"{gpuwatch.describe(gpu)}")
     if why is not None:
         res.perf_verdict, res.perf_points, res.perf = IMPLAUSIBLE, 0.0, IMPLAUSIBLE
@@ -597,8 +639,8 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
     res.perf_points = bench.perf_points(perf.points, res.ratio, perf.ratio)
     res.perf = f"{bench.fmt_ratio(res.ratio)} ({bench.fmt_ratio(low)}-{bench.fmt_ratio(high)})" \
         if len(mine_ns) > 1 or len(base_ns) > 1 else bench.fmt_ratio(res.ratio)
-    res.reason += (f"; ratio {bench.fmt_ratio(res.ratio)} of {short} (target {perf.ratio:g}), {spread}, "
-                   f"{gpuwatch.short(gpu)}")
+    res.reason += (f"; ratio {bench.fmt_ratio(res.ratio)} of {of} (target {perf.ratio:g}{target_note}), "
+                   f"{spread}, {gpuwatch.short(gpu)}")
 
 
 def _seed_prefix(opts: Options) -> str:

@@ -109,7 +109,9 @@ def _machine(r: Result) -> dict:
             "seconds": r.seconds, "hidden_suite": r.hidden_suite, "hidden_tests": r.hidden_tests,
             "ratio_interval": ([r.ratio_low, r.ratio_high] if r.ratio_low is not None else None),
             "repetitions": r.repetitions, "gpu": r.gpu, "perf_verdict": r.perf_verdict,
-            "time_ns": r.time_ns, "baseline_ns": r.baseline_ns}
+            "time_ns": r.time_ns, "baseline_ns": r.baseline_ns, "ratio_raw": r.ratio_raw,
+            "calibration": r.calibration, "copy_gbps": r.copy_gbps, "device": r.device,
+            "host": r.host}
 
 
 def gradescope(results: list[Result], meta: dict) -> str:

@@ -53,6 +53,39 @@ class IntervalTest(unittest.TestCase):
         noisy = bench.ratio_interval(base, [100.0, 130.0, 70.0, 120.0, 80.0])
         self.assertGreater(noisy[2] - noisy[1], calm[2] - calm[1])
 
+    def test_calibrated_interval_holds_the_baseline_constant(self):
+        mine = [200.0, 210.0, 190.0, 205.0, 195.0]
+        ratio, low, high = bench.calibrated_interval(4000.0, mine)
+        self.assertAlmostEqual(ratio, 20.0)  # the calibration's time over the exercise's median
+        self.assertTrue(4000.0 / 210.0 - 1e-9 <= low < ratio < high <= 4000.0 / 190.0 + 1e-9)
+        # only the exercise's repetitions vary: the same as a baseline of one repetition
+        self.assertEqual(bench.calibrated_interval(4000.0, mine), bench.ratio_interval([4000.0], mine))
+        # a calm exercise has a narrow interval, however the baseline measured in the run moved
+        self.assertEqual(bench.calibrated_interval(4000.0, [200.0] * 5), (20.0, 20.0, 20.0))
+        self.assertEqual(bench.calibrated_interval(4000.0, [200.0]), (20.0, 20.0, 20.0))
+        with self.assertRaises(ValueError):
+            bench.calibrated_interval(4000.0, [])
+        with self.assertRaises(ValueError):
+            bench.calibrated_interval(0.0, mine)
+
+    def test_calibrated_interval_scales_the_exercise_to_the_calibration_gpu(self):
+        # half the copy bandwidth of the calibration GPU: twice the time there counts as the same
+        self.assertEqual(bench.calibrated_interval(4000.0, [400.0] * 3, gpu_scale=0.5), (20.0, 20.0, 20.0))
+        # more bandwidth (an H200 against an H100's calibration): its time counts for more
+        ratio, low, high = bench.calibrated_interval(4000.0, [150.0, 160.0, 140.0], gpu_scale=1.5)
+        self.assertAlmostEqual(ratio, 4000.0 / (150.0 * 1.5))
+        self.assertTrue(low < ratio < high)
+
+    def test_host_cpu_from_cpuinfo(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            info = Path(tmp) / "cpuinfo"
+            info.write_text("processor\t: 0\nvendor_id\t: GenuineIntel\n"
+                            "model name\t: Intel(R) Xeon(R)   Platinum 8480+\nprocessor\t: 1\n")
+            self.assertEqual(bench.host_cpu(str(info)), "Intel(R) Xeon(R) Platinum 8480+")
+            # no such file: what the platform module says (some text), never an error
+            self.assertIsInstance(bench.host_cpu(str(Path(tmp) / "none")), (str, type(None)))
+
     def test_straddles(self):
         self.assertTrue(bench.straddles(0.4, 0.6, 0.5))
         self.assertFalse(bench.straddles(0.5, 0.6, 0.5))  # the target is reached at worst
@@ -247,6 +280,131 @@ class RunPerfTest(GradeTestCase):
         self.assertEqual(alpha["gpu"]["max_sm_mhz"], 1980.0)
         self.assertEqual(alpha["gpu"]["other_processes"], ["4242 someone_elses_job"])
         self.assertIn("SM 1410 MHz, memory 2619 MHz, GPU shared with another process", alpha["reason"])
+
+
+# The demo manifest's 1.1 against a host baseline, calibrated: 4000 us per call on the
+# calibration machine, whose GPU copies at 3000 GB/s; a target of 20.
+CALIBRATION = """
+[exercise.perf.calibration]
+baseline_ns = 4.0e6
+copy_gbps = 3000.0
+device = "Fake H100"
+host = "Fake Xeon"
+"""
+
+
+class CalibratedRunPerfTest(GradeTestCase):
+    """run_perf against a calibrated host baseline: the score comes from the calibration's time,
+    the exercise's time scaled to the calibration GPU; the baseline measured here is information."""
+
+    def setUp(self):
+        super().setUp()
+        self.manifest(CALIBRATION)
+
+    def manifest(self, calibration: str) -> None:
+        text = tg.MANIFEST.replace('baseline = "cub_base/int32/1024"\nratio = 0.5\npoints = 4\n',
+                                   'baseline = "cpu_base/int32/1024"\nratio = 20.0\npoints = 4\n' + calibration)
+        self.assertIn("cpu_base", text)
+        (self.tree.root / "chapters" / "01-demo" / "exercises.toml").write_text(text)
+
+    def grade(self, mine_us, base_us, copy_gbps="3000.0", count=None):
+        action = f"open({str(count)!r}, 'a').write('run\\n')" if count is not None else ""
+        fake_bench(self.tree.bin / "alpha_bench_starter",
+                   reps("alpha/int32/1024", mine_us) + reps("cpu_base/int32/1024", base_us), action=action)
+        context = {"device": "Fake GPU"}
+        if copy_gbps is not None:
+            context["copy_bandwidth_gbps"] = copy_gbps
+        p = self.tree.bin / "alpha_bench_starter"
+        p.write_text(p.read_text().replace("'context': {}", f"'context': {context!r}"))
+        self.tree.passing("alpha")
+        _, data, _ = self.tree.grade_json("--no-build", "--perf", "--fast", "1.1")
+        return data, self.exercise(data, "1.1")
+
+    def test_same_host_and_gpu_as_the_calibration(self):
+        data, alpha = self.grade([200.0] * 5, [4000.0] * 5)
+        self.assertEqual((alpha["ratio"], alpha["ratio_raw"], alpha["perf_points"]), (20.0, 20.0, 4))
+        self.assertEqual(alpha["calibration"], {"device": "Fake H100", "host": "Fake Xeon",
+                                                "host_speed": 1.0, "gpu_scale": 1.0})
+        # where it was measured, as a calibration records it
+        self.assertEqual((alpha["time_ns"], alpha["baseline_ns"], alpha["copy_gbps"], alpha["device"]),
+                         (2e5, 4e6, 3000.0, "Fake GPU"))
+        self.assertIsInstance(alpha["host"], str)
+        self.assertIn("; ratio 20.00 of cpu_base at the calibration host's speed (target 20, measured "
+                      "here 20.00), 95 % interval 20.00-20.00, 5 repetitions", alpha["reason"])
+        self.assertEqual(leaderboard._ratio(alpha), 20.0)
+
+    def test_a_faster_host_gives_the_same_score(self):
+        # this host runs the baseline in half the calibration host's time: measured, the ratio halves
+        data, alpha = self.grade([200.0] * 5, [2000.0] * 5)
+        self.assertEqual((alpha["ratio"], alpha["ratio_raw"], alpha["perf_points"]), (20.0, 10.0, 4))
+        self.assertEqual(alpha["ratio_interval"], [20.0, 20.0])
+        self.assertEqual(alpha["calibration"]["host_speed"], 2.0)
+        self.assertIn("ratio 20.00 of cpu_base at the calibration host's speed (target 20, measured here "
+                      "10.00)", alpha["reason"])
+        # the details say it in words (a test's output in results.json: reason, then details)
+        output = data["tests"][0]["output"]
+        self.assertIn("speed: ratio 20.00 of cpu_base at the calibration host's speed (measured here 10.00; "
+                      "this host runs cpu_base 2.00x as fast as the calibration host, Fake Xeon; times scaled "
+                      "by the copy bandwidth, 3000 GB/s here against 3000 GB/s on the calibration GPU, "
+                      "Fake H100)", output)
+        # and a slower host: the same score again
+        _, slow = self.grade([200.0] * 5, [8000.0] * 5)
+        self.assertEqual((slow["ratio"], slow["ratio_raw"], slow["calibration"]["host_speed"]), (20.0, 40.0, 0.5))
+
+    def test_a_gpu_with_less_copy_bandwidth_is_scaled(self):
+        # half the calibration GPU's copy bandwidth, and half as fast: the same score
+        _, alpha = self.grade([400.0] * 5, [4000.0] * 5, copy_gbps="1500.0")
+        self.assertEqual((alpha["ratio"], alpha["ratio_raw"], alpha["perf_points"]), (20.0, 10.0, 4))
+        self.assertEqual(alpha["calibration"]["gpu_scale"], 0.5)
+        self.assertEqual(alpha["copy_gbps"], 1500.0)
+        # more bandwidth: its time counts for more (1.5 x 200 us on the calibration GPU)
+        _, fast = self.grade([200.0] * 5, [4000.0] * 5, copy_gbps="4500.0")
+        self.assertEqual((fast["ratio"], fast["ratio_raw"], fast["perf_points"]), (13.3, 20.0, 2.7))
+
+    def test_no_copy_bandwidth_scores_the_measured_ratio(self):
+        _, alpha = self.grade([400.0] * 5, [4000.0] * 5, copy_gbps=None)
+        self.assertEqual((alpha["ratio"], alpha["ratio_raw"], alpha["perf_points"]), (10.0, 10.0, 2.0))
+        self.assertIsNone(alpha["calibration"])
+        self.assertIsNone(alpha["copy_gbps"])
+        self.assertIn("; ratio 10.00 of cpu_base as measured here (target 20, not normalised to the "
+                      "calibration host: the benchmark reported no copy bandwidth to scale its time by), "
+                      "95 % interval", alpha["reason"])
+
+    def test_without_a_calibration_nothing_changes(self):
+        self.manifest("")
+        _, alpha = self.grade([400.0] * 5, [4000.0] * 5)
+        self.assertEqual((alpha["ratio"], alpha["ratio_raw"], alpha["perf_points"]), (10.0, 10.0, 2.0))
+        self.assertIsNone(alpha["calibration"])
+        self.assertEqual(alpha["copy_gbps"], 3000.0)  # recorded all the same: a calibration needs it
+        self.assertIn("; ratio 10.00 of cpu_base (target 20), 95 % interval", alpha["reason"])
+
+    def test_the_interval_and_its_rerun_use_the_scored_ratio(self):
+        count = Path(self._tmp.name) / "count"
+        # the measured baseline is noisy around the target (its interval straddles 20), the
+        # exercise is calm: scored against the calibration, nothing straddles, one run
+        _, alpha = self.grade([200.0] * 5, [3000.0, 5000.0, 4000.0, 3500.0, 4500.0], count=count)
+        self.assertEqual(count.read_text().count("run"), 1)
+        self.assertEqual((alpha["ratio"], alpha["ratio_interval"]), (20.0, [20.0, 20.0]))
+        # a noisy exercise around the scored target runs twice
+        count.unlink()
+        _, noisy = self.grade([250.0, 166.7, 200.0, 220.0, 180.0], [4000.0] * 5, count=count)
+        self.assertEqual(count.read_text().count("run"), 2)
+        self.assertEqual(noisy["repetitions"], 10)
+
+    def test_implausible_judges_the_scored_ratio(self):
+        # target 20: more than 400 x is not believed. Measured here 200 x (believed), at the
+        # calibration host's speed 800 x: refused
+        _, alpha = self.grade([5.0] * 5, [1000.0] * 5)
+        self.assertEqual((alpha["perf_verdict"], alpha["perf_points"], alpha["ratio"]), ("implausible", 0, 800.0))
+        self.assertIn("perf: no speed points, implausible: 800.00 x the baseline's speed, more than the 400 x",
+                      alpha["reason"])
+        self.assertIsNone(leaderboard._ratio(alpha))
+        # measured here 800 x (a slow host), at the calibration host's speed 200 x: believed
+        self.manifest(CALIBRATION.replace("4.0e6", "1.0e6"))
+        _, slow_host = self.grade([5.0] * 5, [4000.0] * 5)
+        self.assertEqual((slow_host["perf_verdict"], slow_host["perf_points"], slow_host["ratio"]),
+                         ("ok", 4, 200.0))
+        self.assertEqual(slow_host["ratio_raw"], 800.0)
 
 
 if __name__ == "__main__":
