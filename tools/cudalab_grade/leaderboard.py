@@ -1,7 +1,9 @@
 """A pseudonymous speed leaderboard of a class graded with --perf: leaderboard.md and .csv.
 
 Each exercise with a speed target (one whose results carry a `ratio`: the
-library baseline's time over the student's, measured by the grader) gets a
+library baseline's time over the student's, measured by the grader; against a
+calibrated host baseline the ratio scored, at the calibration host's speed,
+grading.run_perf) gets a
 table of the students whose submission passed its tests, fastest first, and
 an overall table ranks the students by the number of such exercises and the
 geometric mean of their ratios. Only exercises that passed are ranked.
@@ -145,7 +147,8 @@ def markdown(records: list[dict], names: dict[str, str], level: int = 1) -> str:
     lines = [f"{h} Leaderboard", "",
              "Speed of each exercise that passed its tests, as the ratio of the library "
              "baseline's time to the submission's on the grading GPU (higher is faster; 1 is "
-             "as fast as the baseline). Students are shown by pseudonym.", ""]
+             "as fast as the baseline; a host baseline with a calibration counts with its time on "
+             "the calibration machine, as the points do). Students are shown by pseudonym.", ""]
     if not bs:
         return "\n".join(lines + ["No exercise was timed.", ""]) + "\n"
     lines += [f"{h}# Overall", "",

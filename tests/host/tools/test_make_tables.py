@@ -70,6 +70,17 @@ class TablesTest(unittest.TestCase):
         self.assertIn("| 9 | Demo \\| chapter | 9.1 `sum_things` | 10 for the tests, 2 for speed |", readme)
         self.assertIn('\\subpage chapter09 "Demo \\| chapter"', (self.tmp / "docs" / "mainpage.md").read_text())
 
+    def test_a_calibrated_target_says_so(self):
+        """A host baseline with a calibration counts with its time on the calibration machine."""
+        from dataclasses import replace
+        from cudalab_grade.manifest import Calibration, load_chapter
+        ex = load_chapter(self.tmp / "chapters" / "09-demo" / "exercises.toml").exercises[0]
+        host = replace(ex.perf, baseline="boost_dijkstra/grid/1024", ratio=20.0)
+        self.assertEqual(mt.speed_target(replace(ex, perf=host)), "20 × `boost_dijkstra/grid/1024`, 2 points (a note)")
+        cal = replace(host, calibration=Calibration(4e8, 3000.0, "NVIDIA H100 80GB HBM3", "Xeon"))
+        self.assertEqual(mt.speed_target(replace(ex, perf=cal)),
+                         "20 × `boost_dijkstra/grid/1024` as timed on the calibration machine, 2 points (a note)")
+
     def test_check_shows_the_diff(self):
         self.call(mt.write, self.tmp)
         lesson = self.tmp / "chapters" / "09-demo" / "README.md"
