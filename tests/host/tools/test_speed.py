@@ -394,6 +394,13 @@ class CalibratedRunPerfTest(GradeTestCase):
         self.assertEqual(count.read_text().count("run"), 2)
         self.assertEqual(noisy["repetitions"], 10)
 
+    def test_a_bad_calibration_stops_the_grader_with_its_key(self):
+        self.manifest(CALIBRATION.replace("copy_gbps = 3000.0", 'copy_gbps = "fast"'))
+        code, _, err = self.tree.grade("--no-build", "--perf", "--fast", "1.1")
+        self.assertEqual(code, 2)
+        self.assertIn("exercise 1.1: perf.calibration.copy_gbps must be a number > 0 (got 'fast')", err)
+        self.assertNotIn("Traceback", err)
+
     def test_implausible_judges_the_scored_ratio(self):
         # target 20: more than 400 x is not believed. Measured here 200 x (believed), at the
         # calibration host's speed 800 x: refused
