@@ -355,18 +355,10 @@ def calibrated_interval(baseline_ns: float, mine_ns: list[float], gpu_scale: flo
     the calibration device's; a GPU with less bandwidth has its times scaled down). The
     interval is a `level` bootstrap percentile interval of the exercise's repetitions alone (the
     baseline is no measurement here). With one repetition the interval is the ratio itself."""
-    if not mine_ns:
-        raise ValueError("no repetitions")
     if not baseline_ns > 0 or not gpu_scale > 0:
         raise ValueError("the calibration's time and the copy bandwidths must be positive")
-    ratio = baseline_ns / (statistics.median(mine_ns) * gpu_scale)
-    if len(mine_ns) == 1:
-        return ratio, ratio, ratio
-    rng = random.Random(seed)
-    draws = sorted(baseline_ns / (statistics.median(rng.choices(mine_ns, k=len(mine_ns))) * gpu_scale)
-                   for _ in range(resamples))
-    tail = (1.0 - level) / 2
-    return ratio, min(ratio, _quantile(draws, tail)), max(ratio, _quantile(draws, 1.0 - tail))
+    # the constant baseline as a one-repetition side: every resample of it is itself
+    return ratio_interval([baseline_ns / gpu_scale], mine_ns, level, resamples, seed)
 
 
 def host_cpu(cpuinfo: str = "/proc/cpuinfo") -> str | None:

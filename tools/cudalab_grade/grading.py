@@ -594,12 +594,14 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
             break
     res.ratio = float(f"{ratio:.3g}")
     res.ratio_low, res.ratio_high = float(f"{low:.3g}"), float(f"{high:.3g}")
+    mine_med, base_med = statistics.median(mine_ns), statistics.median(base_ns)
+    copy_max = max(copy) if copy else None
     res.ratio_raw = float(f"{raw[0]:.3g}")
     res.repetitions = len(mine_ns)
-    res.time_ns = float(f"{statistics.median(mine_ns):.4g}")
-    res.baseline_ns = float(f"{statistics.median(base_ns):.4g}")
+    res.time_ns = float(f"{mine_med:.4g}")
+    res.baseline_ns = float(f"{base_med:.4g}")
     res.gpu = gpu
-    res.copy_gbps = float(f"{max(copy):.5g}") if copy else None
+    res.copy_gbps = float(f"{copy_max:.5g}") if copy_max is not None else None
     res.device = device
     res.host = bench.host_cpu()
     if len(mine_ns) > 1 or len(base_ns) > 1:
@@ -608,20 +610,19 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
         spread = "1 repetition, no interval"
     if runs > 1:
         spread += " (measured twice: the first interval straddled the target)"
-    why = bench.implausible(ratio, perf.ratio, max(bps) if bps else None, max(copy) if copy else None,
-                            perf.max_plausible_ratio, perf.bandwidth_check, l2,
-                            statistics.median(mine_ns) / 1e9)
+    why = bench.implausible(ratio, perf.ratio, max(bps) if bps else None, copy_max,
+                            perf.max_plausible_ratio, perf.bandwidth_check, l2, mine_med / 1e9)
     # what the ratio is of: the run's baseline, or the calibration machine's
     of, target_note, how = short, "", ""
     if cal is not None and scale is not None:
-        host_speed = cal.baseline_ns / statistics.median(base_ns)
+        host_speed = cal.baseline_ns / base_med
         res.calibration = {"device": cal.device, "host": cal.host,
                            "host_speed": float(f"{host_speed:.3g}"), "gpu_scale": float(f"{scale:.4g}")}
         of = f"{short} at the calibration host's speed"
         target_note = f", measured here {bench.fmt_ratio(raw[0])}"
         how = (f" (measured here {bench.fmt_ratio(raw[0])}; this host runs {short} {host_speed:.2f}x as "
                f"fast as the calibration host, {cal.host}; times scaled by the copy bandwidth, "
-               f"{max(copy):.0f} GB/s here against {cal.copy_gbps:.0f} GB/s on the calibration GPU, "
+               f"{copy_max:.0f} GB/s here against {cal.copy_gbps:.0f} GB/s on the calibration GPU, "
                f"{cal.device})")
     elif cal is not None:
         of = f"{short} as measured here"
