@@ -72,21 +72,31 @@ def class_selectors(ctx: Context) -> list[str]:
     return list(ctx.chapters) or ["all"]
 
 
+def class_grader(ctx: Context, script: str, ids: list[str], subs: Path, out: Path) -> list[str]:
+    """tools/SCRIPT IDS --submissions SUBS --out OUT --jobs N: a class grader's command line."""
+    return [sys.executable, str(ctx.root / "tools" / script), *ids, "--submissions", str(subs),
+            "--out", str(out), "--jobs", str(ctx.jobs)]
+
+
+def graded_flags(ctx: Context, shared: Path, timeout: float) -> list[str]:
+    """The flags of a grading after --prepare-only: its shared build, --parallel submissions
+    at once on the GPU, a time limit per test program."""
+    return ["--shared-build", str(shared), "--per-gpu", str(ctx.parallel), "--timeout", f"{timeout:g}"]
+
+
 def grade_class(ctx: Context, rec: dict, logs: Path, subs: Path, ids: list[str], graded: Path,
                 extra: list[str]) -> int:
     """tools/grade IDS --submissions SUBS --out GRADED: the instructor's build first
     (--prepare-only, incremental), then every submission, --jobs compiles and --parallel
     submissions at once on the GPU; -> the grader's exit code."""
-    grade = [sys.executable, str(ctx.root / "tools" / "grade"), *ids, "--submissions", str(subs),
-             "--out", str(graded), "--jobs", str(ctx.jobs)]
+    grade = class_grader(ctx, "grade", ids, subs, graded)
     rc, out, secs = ctx.run(grade + ["--prepare-only"], logs / "prepare.log")
     rec["details"]["prepare"] = {"rc": rc, "seconds": round(secs, 1)}
     if rc != 0:
         rec["messages"].append(f"tools/grade --prepare-only exited {rc}:\n{tail(out)}")
         return rc
-    rc, out, secs = ctx.run(grade + ["--shared-build", str(graded / "shared"), "--per-gpu",
-                                     str(ctx.parallel), "--timeout", f"{ctx.class_timeout:g}",
-                                     *extra], logs / "grade.log")
+    rc, out, secs = ctx.run(grade + graded_flags(ctx, graded / "shared", ctx.class_timeout) + extra,
+                            logs / "grade.log")
     rec["details"]["grade"] = {"rc": rc, "seconds": round(secs, 1)}
     if rc not in (0, 1):
         rec["messages"].append(f"tools/grade --submissions exited {rc}:\n{tail(out)}")
@@ -275,22 +285,20 @@ def step_class(ctx: Context, rec: dict, progress, env_info: dict) -> None:
                                f"--check, exit {rc}):\n{tail(out)}")
         rec["summary"] = "no sandbox"
         return
-    grade = [sys.executable, str(tools / "grade-class"), *CLASS_EXERCISES, "--submissions", str(subs),
-             "--jobs", str(ctx.jobs)]
-    rc, out, secs = ctx.run(grade + ["--out", str(prepared), "--prepare-only"], logs / "prepare.log")
+    grade = lambda out_dir: class_grader(ctx, "grade-class", list(CLASS_EXERCISES), subs, out_dir)
+    rc, out, secs = ctx.run(grade(prepared) + ["--prepare-only"], logs / "prepare.log")
     d["prepare"] = {"rc": rc, "seconds": round(secs, 1)}
     if rc != 0:
         rec["messages"].append(f"tools/grade-class --prepare-only exited {rc}:\n{tail(out)}")
         rec["summary"] = "the instructor's build failed"
         return
     progress()
-    flags = ["--shared-build", str(prepared / "shared"), "--fast", "--per-gpu", str(ctx.parallel),
-             "--timeout", f"{ctx.class_step_timeout:g}"]
+    flags = graded_flags(ctx, prepared / "shared", ctx.class_step_timeout) + ["--fast"]
     runs: dict[str, dict] = {}
     d["runs"] = runs
     for mode, label in CLASS_MODES:
         graded = work / f"graded-{mode}"
-        rc, out, secs = ctx.run(grade + ["--out", str(graded), *flags], logs / f"grade-{mode}.log",
+        rc, out, secs = ctx.run(grade(graded) + flags, logs / f"grade-{mode}.log",
                                 env=envs[mode])
         run = runs[mode] = {"label": label, "rc": rc, "seconds": round(secs, 1), "raw_seconds": secs}
         if rc != 0:
