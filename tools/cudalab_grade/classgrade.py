@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import classbuild, classreport, report, signing, source, submissions
+from .gpulock import GpuLock
 from .escape import printable
 from .grading import (FORBIDDEN, GRADED, GRADER_ERROR, NO_GPU, Options, Result, grade,
                       max_points, use_sandbox)
@@ -123,8 +124,10 @@ def run_class(co: ClassOptions, say) -> tuple[int, list[dict]]:
                     i, fut = todo.get_nowait()
                 except queue.Empty:
                     return
-                records[i] = _grade_one(co, sb, entries[i], fut, slot, say)
+                records[i] = _grade_one(co, sb, entries[i], fut, slot, say, locks[slot])
 
+        # the workers of one GPU share its lock: tests together, a benchmark alone (gpulock.py)
+        locks = {s: GpuLock() for s in co.slots}
         threads = [threading.Thread(target=worker, args=(s,), name=f"gpu-{s}") for s in co.slots]
         for t in threads:
             t.start()
@@ -264,7 +267,7 @@ def _prepare_inner(co: ClassOptions, sb: classbuild.SharedBuild, b: Built) -> No
 
 
 def _grade_one(co: ClassOptions, sb: classbuild.SharedBuild, entry: submissions.Entry,
-               fut: Future, slot: str | None, say) -> dict:
+               fut: Future, slot: str | None, say, lock: GpuLock | None = None) -> dict:
     """Run the tests of one built submission on one GPU slot; write its outputs; never raises."""
     start = time.monotonic()
     results: list[Result] = []
@@ -280,6 +283,7 @@ def _grade_one(co: ClassOptions, sb: classbuild.SharedBuild, entry: submissions.
         else:
             assert b.opts is not None
             b.opts.extra_env = {"CUDA_VISIBLE_DEVICES": slot} if slot is not None else {}
+            b.opts.gpu_lock = lock
             if co.submission_timeout:
                 b.opts.deadline = time.monotonic() + co.submission_timeout
             for ex in co.exercises:

@@ -11,9 +11,10 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import bench, gpuwatch, gtest, proc, source
+from . import bench, gpulock, gpuwatch, gtest, proc, source
 from . import shrink as smallest
 from .manifest import Exercise
+from .gpulock import GpuLock
 
 PASSED, FAILED, CRASHED, TIMEOUT = "passed", "failed", "crashed", "timeout"
 COMPILE, FORBIDDEN, NO_GPU, SANITIZER, GRADER_ERROR = (
@@ -86,6 +87,10 @@ class Options:
     # class grading, where it would cost every failing student several seconds)
     shrink: bool | None = None
     shrink_budget: float = smallest.BUDGET  # seconds for one exercise's search
+    # class grading: the lock of the GPU this submission runs on (gpulock.py), shared with the
+    # other workers of that GPU; tests take it shared, a benchmark exclusive. None: no other
+    # grader shares the GPU.
+    gpu_lock: GpuLock | None = None
 
     def shrinks(self) -> bool:
         return self.shrink if self.shrink is not None else self.checker_bin is None
@@ -298,17 +303,19 @@ def _grade(ex: Exercise, opts: Options, res: Result) -> None:
             res.reason = opts.not_built[target][0]
             res.details = [d.replace(prefix, "") for d in opts.not_built[target][1]]
             return
-    if not run_tests(ex, opts, res):
-        return
-    if opts.quick_sanitize:
-        for tool in QUICK_TOOLS:
-            if not run_sanitizer(ex, opts, res, tool, quick=True):
-                return
-    for tool in opts.sanitize:
-        if not run_sanitizer(ex, opts, res, tool):
+    with opts.gpu_lock.shared() if opts.gpu_lock else gpulock.nothing():
+        if not run_tests(ex, opts, res):
             return
+        if opts.quick_sanitize:
+            for tool in QUICK_TOOLS:
+                if not run_sanitizer(ex, opts, res, tool, quick=True):
+                    return
+        for tool in opts.sanitize:
+            if not run_sanitizer(ex, opts, res, tool):
+                return
     if opts.perf and ex.perf:
-        run_perf(ex, opts, res)
+        with opts.gpu_lock.exclusive() if opts.gpu_lock else gpulock.nothing():
+            run_perf(ex, opts, res)
 
 
 def run_tests(ex: Exercise, opts: Options, res: Result) -> bool:
