@@ -646,6 +646,12 @@ class ObjectCheckTest(unittest.TestCase):
     def test_the_solutions_imports_are_allowed(self):
         self.assertIsNone(objcheck.bad_import(SOLUTION_IMPORTS))
 
+    def test_ordinary_host_allocation_is_allowed(self):
+        # new (std::nothrow) char[n] imports the std::nothrow object itself (tools/make-class's
+        # `hog` student, called forbidden on the H100 instead of stopped for its memory)
+        self.assertIsNone(objcheck.bad_import(["std::nothrow", "operator new[](unsigned long, "
+                                               "std::nothrow_t const&)", "operator delete[](void*)"]))
+
     def test_process_file_and_network_imports_are_not(self):
         cases = {"system": "starts", "popen": "starts", "execve": "starts", "fork": "starts",
                  "kill": "starts", "ptrace": "starts", "dlopen": "loads code", "getenv": "environment",
