@@ -42,6 +42,7 @@ _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 _live: set[int] = set()    # process groups of the programs running now (any thread)
 _live_cgroups: dict = {}     # pid -> the cgroup of a program that run() supervises
 _live_lock = threading.Lock()
+_stopping = threading.Event()  # set by stop_all(): run() starts nothing more
 
 
 @dataclass
@@ -160,13 +161,18 @@ def _limit_files(pid: int) -> None:
 
 def run(cmd: list[str], timeout: float | None, cwd: Path, env: dict[str, str] | None = None,
         max_output: int = 0, max_rss: int = 0, log: Path | None = None,
-        limit_files: bool = True, cgroup=None, on_start=None) -> Proc:
+        limit_files: bool = True, cgroup=None, on_start=None, term_grace: float = 0.0) -> Proc:
     """Run cmd in its own session, within the limits (0 = no limit on output or memory;
     timeout None = no time limit). With `log`, every byte of output is also written
     to that file as it arrives (uncapped), so a long build can be followed. If the
     caller is interrupted (an exception, e.g. from a signal handler), the program's
     whole process group is killed before the exception goes on. With `cgroup`, see
-    the module's docstring. `on_start(pid)` is called once the program has started."""
+    the module's docstring. `on_start(pid)` is called once the program has started.
+    `term_grace` > 0 (a program that runs programs itself, such as the grader): on a timeout
+    or an interrupt its group gets SIGTERM first and that many seconds to stop its own
+    programs, then SIGKILL."""
+    if _stopping.is_set():
+        return Proc(None, f"not started: {cmd[0]}: the grader is stopping", 0.0)
     if cgroup is not None:
         cmd = cgroup.wrap(cmd)
         max_rss = 0
@@ -190,12 +196,14 @@ def run(cmd: list[str], timeout: float | None, cwd: Path, env: dict[str, str] | 
         _live.add(p.pid)
         if cgroup is not None:
             _live_cgroups[p.pid] = cgroup
+    if _stopping.is_set():  # stop_all() came between the start and the line above
+        _stop_group(p, term_grace)
     if on_start is not None:
         on_start(p.pid)
     try:
-        result = _supervise(p, start, timeout, max_output, max_rss, log_file, cgroup)
+        result = _supervise(p, start, timeout, max_output, max_rss, log_file, cgroup, term_grace)
     except BaseException:
-        _kill_group(p.pid)
+        _stop_group(p, term_grace)
         if cgroup is not None:
             cgroup.kill()
         raise
@@ -212,7 +220,7 @@ def run(cmd: list[str], timeout: float | None, cwd: Path, env: dict[str, str] | 
 
 
 def _supervise(p: subprocess.Popen, start: float, timeout: float | None, max_output: int,
-               max_rss: int, log_file, cgroup=None) -> Proc:
+               max_rss: int, log_file, cgroup=None, term_grace: float = 0.0) -> Proc:
     cap = _Capture(max_output, log_file)
     deadline = start + timeout if timeout is not None else float("inf")
     timed_out, peak = False, None
@@ -268,7 +276,7 @@ def _supervise(p: subprocess.Popen, start: float, timeout: float | None, max_out
     finally:
         sel.close()
     if timed_out or peak is not None:
-        _kill_group(p.pid)
+        _stop_group(p, term_grace if timed_out else 0.0)
         if cgroup is not None:
             cgroup.kill()
         try:
@@ -300,6 +308,35 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def _stop_group(p: subprocess.Popen, grace: float) -> None:
+    """Kill p's process group: with a grace, SIGTERM first and up to `grace` seconds for p
+    to end (a grader stops the programs it runs), then SIGKILL."""
+    if grace > 0:
+        try:
+            os.killpg(p.pid, signal.SIGTERM)
+            p.wait(timeout=grace)
+        except (ProcessLookupError, PermissionError, subprocess.TimeoutExpired):
+            pass
+    _kill_group(p.pid)
+
+
+def stop_all() -> None:
+    """From now on run() starts nothing, and every program it supervises is killed: what a
+    grader does when it is told to stop, so that no test it started outlives it."""
+    _stopping.set()
+    kill_all()
+
+
+def terminate_on_signals(signals=(signal.SIGTERM, signal.SIGHUP)) -> None:
+    """A tool's main thread: on these signals stop_all(), then exit with 128 + the signal
+    (SIGINT is Python's KeyboardInterrupt, which map_parallel and run() already handle)."""
+    def handler(signum, frame):
+        stop_all()
+        raise SystemExit(128 + signum)
+    for s in signals:
+        signal.signal(s, handler)
 
 
 def kill_all() -> None:

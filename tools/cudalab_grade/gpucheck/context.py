@@ -26,6 +26,7 @@ DEFAULT_STEPS = tuple(s for s in STEPS if s not in OPT_IN_STEPS)
 # own and the largest one an H100 can stand in for (every limit is the smaller of the
 # profile's and the device's), to keep the step within a few minutes of a GPU.
 DEFAULT_PROFILES = ("t4", "h100")
+TERM_GRACE = 20.0     # seconds a tool (a grader) gets after SIGTERM to stop its own programs
 CLASS_TIMEOUT = 120.0   # seconds per test program of a partial starter or a mutant
 # The class step: students of tools/make-class's class, graded with and without the
 # sandbox; seconds per test program there (short, so that the hang kind does not dominate);
@@ -123,6 +124,8 @@ class Context:
         self.class_timeout = CLASS_TIMEOUT
         self.class_size = CLASS_SIZE                 # class: students of the generated class
         self.class_step_timeout = CLASS_STEP_TIMEOUT  # class: seconds per test program
+        self.class_modes: tuple[str, ...] = ("sandbox", "none")  # class: the gradings run now
+        self.previous: dict = {}  # step -> its record in state.json before this invocation
         self.nvcc: str | None = None  # portability: CMAKE_CUDA_COMPILER (None: CMake's choice)
         self.archs: list[str] = list(PORTABILITY_ARCHS)  # portability: the architectures
         self.env = dict(os.environ)
@@ -168,7 +171,8 @@ class Context:
         print(f"$ {' '.join(argv)}   (log: {log})", flush=True)
         log.write_text(f"$ {' '.join(argv)}\n")
         timeout = timeout or self.timeout
-        p = proc.run(argv, timeout, self.root, env=env or self.env, log=log, limit_files=False)
+        p = proc.run(argv, timeout, self.root, env=env or self.env, log=log, limit_files=False,
+                     term_grace=TERM_GRACE)
         if p.timed_out:
             with log.open("a") as f:
                 f.write(f"\ngpu-check: timed out after {timeout} s\n")
