@@ -814,6 +814,37 @@ print("========= ERROR SUMMARY: 0 errors")
         self.assertIn("Overhead of the sandbox: 10.0 % ((sandboxed − none) / none), limit 15 %: ok",
                       rep["md"])
 
+    def test_class_step_in_two_invocations_keeps_the_earlier_grading(self):
+        env = {"gpus": ["H100"], "gpu_present": True, "nvcc": "13.0"}
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+
+            def main(modes: str, parallel: str = "6") -> tuple[int, dict, list]:
+                calls: list = []
+                with contextlib.redirect_stdout(io.StringIO()), \
+                        mock.patch.object(gcctx.Context, "run", self.fake_class_grader(calls)), \
+                        mock.patch.object(gc, "environment", lambda ctx: env):
+                    rc = gc.main(["--out", str(d / "out"), "--steps", "class", "--build-dir",
+                                  str(d / "b"), "--parallel", parallel, "--class-size", "14",
+                                  "--class-modes", modes])
+                return rc, json.loads((d / "out" / "report.json").read_text())["steps"]["class"], calls
+
+            rc, r, calls = main("sandbox")
+            self.assertEqual((rc, r["status"]), (1, "failed"))  # the other grading is missing
+            self.assertEqual(sum(1 for a, e in calls if Path(a[1]).name == "grade-class"
+                                 and "--prepare-only" not in a), 1)
+            self.assertTrue(any("CUDALAB_SANDBOX=none: not run now" in m for m in r["messages"]))
+            rc, r, calls = main("none")
+            self.assertEqual((rc, r["status"]), (0, "passed"), r["messages"])
+            gradings = [e for a, e in calls if Path(a[1]).name == "grade-class" and "--prepare-only" not in a]
+            self.assertEqual([e["CUDALAB_SANDBOX"] for e in gradings], ["none"])  # only this one ran
+            self.assertEqual(r["summary"], "14 students: sandboxed (bwrap) 110 s, none 100 s, overhead "
+                                           "10.0 % (limit 15 %); as expected 14/14 and 14/14")
+            self.assertTrue(r["details"]["runs"]["sandbox"]["earlier"])
+            rc, r, calls = main("sandbox", parallel="4")  # other flags: nothing of before is kept
+            self.assertEqual(rc, 1)
+            self.assertIsNone(r["details"]["overhead_percent"])
+
     def test_class_step_fails_on_a_student_not_as_expected(self):
         calls: list = []
         oob = "s018-oob"

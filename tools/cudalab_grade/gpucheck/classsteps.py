@@ -242,6 +242,18 @@ def _no_sandbox_word(env: dict) -> bool:
     return env.get("CUDALAB_SANDBOX", "").strip().lower() in ("none", "off", "0")
 
 
+def earlier_class_runs(ctx: Context) -> dict[str, dict]:
+    """The gradings of the last class record (state.json) that this one may keep: same commit,
+    machine, class size and workers per GPU, each run finished."""
+    prev = ctx.previous.get("class") or {}
+    d = prev.get("details") or {}
+    if (prev.get("commit", d.get("commit")) != ctx.commit or d.get("class_size") != ctx.class_size
+            or d.get("per_gpu") != ctx.parallel or d.get("host") != os.uname().nodename):
+        return {}
+    return {m: r for m, r in (d.get("runs") or {}).items()
+            if isinstance(r, dict) and r.get("rc") == 0 and isinstance(r.get("seconds"), (int, float))}
+
+
 def step_class(ctx: Context, rec: dict, progress, env_info: dict) -> None:
     """tools/make-class's class (--class-size students) graded twice with the same flags, with the
     sandbox and with CUDALAB_SANDBOX=none: both outputs must match EXPECTED.csv for every student
@@ -251,7 +263,8 @@ def step_class(ctx: Context, rec: dict, progress, env_info: dict) -> None:
     logs = ctx.step_logs("class")
     d = rec["details"]
     d.update(class_size=ctx.class_size, timeout=ctx.class_step_timeout, jobs=ctx.jobs,
-             per_gpu=ctx.parallel, overhead_limit_percent=SANDBOX_OVERHEAD_LIMIT)
+             per_gpu=ctx.parallel, overhead_limit_percent=SANDBOX_OVERHEAD_LIMIT,
+             host=os.uname().nodename)
     if not class_preconditions(ctx, rec, env_info, "generated class"):
         return
     work = ctx.work / "class"
@@ -296,7 +309,17 @@ def step_class(ctx: Context, rec: dict, progress, env_info: dict) -> None:
     flags = graded_flags(ctx, prepared / "shared", ctx.class_step_timeout) + ["--fast"]
     runs: dict[str, dict] = {}
     d["runs"] = runs
+    kept = earlier_class_runs(ctx)
     for mode, label in CLASS_MODES:
+        if mode not in ctx.class_modes:
+            if mode in kept:
+                runs[mode] = dict(kept[mode], raw_seconds=kept[mode]["seconds"], earlier=True)
+                continue
+            rec["messages"].append(f"{label}: not run now (--class-modes), and no earlier record "
+                                   f"of this commit, class size and --parallel to keep")
+            runs[mode] = {"label": label, "rc": None, "seconds": 0.0, "raw_seconds": 0.0,
+                          "matching": 0, "students": None, "passed": False}
+            continue
         graded = work / f"graded-{mode}"
         rc, out, secs = ctx.run(grade(graded) + flags, logs / f"grade-{mode}.log",
                                 env=envs[mode])
