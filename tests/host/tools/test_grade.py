@@ -527,6 +527,18 @@ class CheckerRunnerTest(GradeTestCase):
         self.assertEqual(json.loads(run["prefix"]), prefix)
 
 
+class NoBuildCheckTest(unittest.TestCase):
+    def test_no_cmake_file_has_an_always_run_glob(self):
+        # file(GLOB ... CONFIGURE_DEPENDS) adds a glob check that every build runs; then
+        # `ninja -n` always has work and tools/grade --no-build calls every program out of
+        # date (on the H100 it refused all 47 exercises). Plain globs, re-run cmake instead.
+        found = [str(p.relative_to(REPO)) for p in list(REPO.glob("**/CMakeLists.txt")) +
+                 list(REPO.glob("cmake/*.cmake"))
+                 if "build" not in p.relative_to(REPO).parts[:1]
+                 and re.search(r"file\s*\(\s*GLOB[^)]*CONFIGURE_DEPENDS", p.read_text())]
+        self.assertEqual(found, [])
+
+
 class DeviceProfileTest(unittest.TestCase):
     """CUDALAB_DEVICE_PROFILE (cudalab/device.cuh) reaches the runner; --device-profile sets it."""
 
