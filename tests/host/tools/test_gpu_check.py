@@ -841,6 +841,9 @@ print("========= ERROR SUMMARY: 0 errors")
             self.assertEqual(r["summary"], "14 students: sandboxed (bwrap) 110 s, none 100 s, overhead "
                                            "10.0 % (limit 15 %); as expected 14/14 and 14/14")
             self.assertTrue(r["details"]["runs"]["sandbox"]["earlier"])
+            md = (d / "out" / "report.md").read_text()
+            self.assertIn("| sandboxed (bwrap) (an earlier invocation, --class-modes) | 110.0 | 14/14 |", md)
+            self.assertIn("| CUDALAB_SANDBOX=none | 100.0 | 14/14 |", md)
             rc, r, calls = main("sandbox", parallel="4")  # other flags: nothing of before is kept
             self.assertEqual(rc, 1)
             self.assertIsNone(r["details"]["overhead_percent"])

@@ -387,6 +387,7 @@ def class_table(d: dict) -> list[str]:
         if r is None:
             continue
         name = f"{label} ({d.get('sandbox')})" if mode == "sandbox" else label
+        name += " (an earlier invocation, --class-modes)" if r.get("earlier") else ""
         exit_note = "" if r.get("rc") == 0 else f" (exit {r.get('rc')})"
         students = r.get("students") if r.get("students") is not None else "?"
         lines.append(f"| {name} | {r.get('seconds')}{exit_note} | {r.get('matching', 0)}/{students} |")
