@@ -19,6 +19,8 @@ attack.toml:
     student    = "=HYPERLINK(..)" optional: the student id (the entry's name)
     armed      = "nvcc"           optional: what the attack needs to be a threat
     max_processes, max_rss_mib    optional: bounds on the attack's processes
+    perf_reason = "output is wrong"  optional, with "no-perf": the exercise's reason must say
+                                  this (stopped by that check, not merely slow)
 
 Controls (tests/redteam/controls/<name>/control.toml) are the reference
 solutions of the targeted exercises, copied from solutions/ when the suite
@@ -77,7 +79,7 @@ CHECKS = ("csv", "markdown", "merge", "no-leak", "no-seed-leak", "outputs-stable
           "no-processes", "no-files", "no-network", "grader-exit", "grader-memory")
 ARMED = ("solution-runner", "nvcc", "relative-include")
 KEYS = {"tries", "exercises", "expect", "host_only", "stopped_by", "statuses", "checks", "archive",
-        "student", "armed", "max_processes", "max_rss_mib"}
+        "student", "armed", "max_processes", "max_rss_mib", "perf_reason"}
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _NUMBER = re.compile(r"^[+-]?\d+(?:\.\d+)?$")
 
@@ -104,6 +106,7 @@ class Attack:
     armed: str | None = None
     max_processes: int | None = None
     max_rss_mib: int | None = None
+    perf_reason: str | None = None
 
     @property
     def marker(self) -> str:
@@ -158,7 +161,8 @@ def load_attacks(suite: Path = SUITE, root: Path = ROOT) -> list[Attack]:
                    expect=data["expect"], host_only=data["host_only"], stopped_by=data["stopped_by"],
                    folder=d, statuses=list(data.get("statuses", [])), checks=list(data.get("checks", [])),
                    archive=data.get("archive"), student=data.get("student"), armed=data.get("armed"),
-                   max_processes=data.get("max_processes"), max_rss_mib=data.get("max_rss_mib"))
+                   max_processes=data.get("max_processes"), max_rss_mib=data.get("max_rss_mib"),
+                   perf_reason=data.get("perf_reason"))
         _check_attack(a, spec, index)
         attacks.append(a)
     ids = {}
@@ -187,6 +191,9 @@ def _check_attack(a: Attack, spec: Path, index: dict) -> None:
     if a.student is not None and (not a.student or "/" in a.student or "\0" in a.student
                                   or a.student.startswith(".")):
         raise SpecError(f"{spec}: 'student' must be a file name (no '/', not starting with '.')")
+    if a.perf_reason is not None and (a.expect != "no-perf" or not isinstance(a.perf_reason, str)
+                                      or not a.perf_reason.strip()):
+        raise SpecError(f"{spec}: 'perf_reason' is a non-empty string, with expect = \"no-perf\"")
     for key in ("max_processes", "max_rss_mib"):
         v = getattr(a, key)
         if v is not None and (not isinstance(v, int) or v <= 0):
@@ -928,6 +935,9 @@ def judge_attack(a: Attack, entry: str, record: dict | None, f: Findings) -> Out
                     p.append(f"{x}: status {status}, expected {' or '.join(a.statuses)}")
             elif a.expect == "no-perf" and float(e.get("perf_points", 0) or 0) > 0:
                 p.append(f"{x} got {float(e['perf_points']):g} performance points")
+            elif a.expect == "no-perf" and a.perf_reason and a.perf_reason not in str(e.get("reason", "")):
+                p.append(f"{x}: no performance points, but its reason does not say "
+                         f"'{a.perf_reason}' (not stopped by that check)")
     # What the run saw of this attack, whatever its record says.
     if f.processes.get(a.name):
         p.append(f"{f.processes[a.name]} of its processes outlived the grader")

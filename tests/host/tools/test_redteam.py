@@ -98,7 +98,8 @@ class SuiteTest(unittest.TestCase):
                     'stopped_by = "s"\n')
             for extra, why in (('archive = "nope"\n', "recipe"), ('checks = ["vibes"]\n', "checks"),
                                ('colour = "red"\n', "unknown key"), ('statuses = ["won"]\n', "statuses"),
-                               ('student = "a/b"\n', "file name")):
+                               ('student = "a/b"\n', "file name"),
+                               ('perf_reason = "wrong"\n', "perf_reason")):  # only with no-perf
                 (d / "attack.toml").write_text(good + extra)
                 with self.assertRaisesRegex(rt.SpecError, why):
                     rt.load_attacks(suite)
@@ -258,6 +259,14 @@ class JudgeTest(unittest.TestCase):
         self.assertTrue(self.judge(a, record(ex("1.1", "passed", 10, 0, 12))).passed)
         self.assertFalse(self.judge(a, record(ex("1.1", "passed", 10, 2, 12))).passed)
         self.assertFalse(self.judge(a, record(ex("1.1", "no_gpu"))).passed)
+
+    def test_no_perf_for_the_right_reason(self):
+        a = attack(expect="no-perf", perf_reason="output is wrong")
+        caught = "all 72 tests passed; perf: benchmark x failed: a call's output is wrong (a call ...)"
+        self.assertTrue(self.judge(a, record(ex("1.1", "passed", 10, 0, 12, reason=caught))).passed)
+        o = self.judge(a, record(ex("1.1", "passed", 10, 0, 12, reason="ratio 0.4 of cub (target 0.95)")))
+        self.assertFalse(o.passed)  # no points, but only slow: the check under test did not act
+        self.assertIn("does not say 'output is wrong'", o.problems[0])
 
     def test_side_effects_are_attributed(self):
         a = attack("fork-bomb", max_processes=100, max_rss_mib=1000, checks=["outputs-stable"])

@@ -22,7 +22,9 @@
 /// empty launch pays that switch first). A program that is not a checker
 /// times with CUDA events. A benchmark given `Fresh` hooks
 /// writes new inputs before every timed call (untimed), so no answer of an
-/// earlier call can be reused, and verifies the last call's output.
+/// earlier call can be reused, and verifies the last call's output and, at
+/// random, others (kVerifyProbability, untimed): code that skips its work on
+/// some calls, hoping the checked one is not among them, fails too.
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -107,6 +109,17 @@ struct Fresh {
   std::function<std::string()> verify;
 };
 
+/// @brief The chance that time_runs() also verifies a timed call other than
+///        the last: drawn from the benchmark process's own random device (a
+///        runner cannot know which calls are checked). A code that skips its
+///        work on a share f of k calls goes unseen with probability about
+///        (1 - f / 8)^k, and a run of a 300 us call has over 300 calls.
+inline constexpr double kVerifyProbability = 1.0 / 8;
+/// @brief The most time the random verifications may take, as a share of the
+///        timed time so far (one is always allowed), so that a verification
+///        much slower than the call cannot stretch a benchmark.
+inline constexpr double kVerifyShare = 0.25;
+
 /// @brief Runs `launch(stream)` once per benchmark iteration after an L2
 ///        flush, timed as the file comment says (in a checker: wall clock less
 ///        a null call, the runner's for a remote call, an empty launch of this
@@ -117,7 +130,9 @@ struct Fresh {
 /// @param bytes_per_run the fewest bytes one run must move through device
 ///                      memory (each input read once, each output written once)
 /// @param items_per_run elements processed by one run
-/// @param fresh         new inputs before each call and the last output's check
+/// @param fresh         new inputs before each call; the check of the last
+///                      call's output and of calls drawn at random
+///                      (kVerifyProbability, within kVerifyShare of the time)
 template <class Launch>
 void time_runs(benchmark::State& state, Launch&& launch, std::size_t bytes_per_run,
                std::size_t items_per_run, const Fresh& fresh = {}) {
@@ -137,6 +152,10 @@ void time_runs(benchmark::State& state, Launch&& launch, std::size_t bytes_per_r
     CUDALAB_CHECK(cudaGetLastError());
     CUDALAB_CHECK(cudaStreamSynchronize(stream));
   };
+  std::mt19937_64 pick{std::random_device{}()};
+  std::bernoulli_distribution sampled(kVerifyProbability);
+  double timed = 0, verifying = 0;
+  std::string wrong;
   for (auto _ : state) {
     if (fresh.refresh) fresh.refresh(stream);
     flusher.flush(stream);
@@ -163,10 +182,22 @@ void time_runs(benchmark::State& state, Launch&& launch, std::size_t bytes_per_r
       seconds = static_cast<double>(timer.elapsed_ms()) / 1e3;
     }
     state.SetIterationTime(seconds);
+    timed += seconds;
+    if (fresh.verify && sampled(pick) && verifying <= kVerifyShare * timed) {  // untimed
+      const auto v0 = Clock::now();
+      CUDALAB_CHECK(cudaDeviceSynchronize());
+      wrong = fresh.verify();
+      verifying += std::chrono::duration<double>(Clock::now() - v0).count();
+      if (!wrong.empty()) {
+        state.SkipWithError(("a call's output is wrong (a call checked at random): " + wrong).c_str());
+        break;  // Google Benchmark: no further iterations after SkipWithError
+      }
+    }
   }
+  if (!wrong.empty()) return;
   CUDALAB_CHECK(cudaDeviceSynchronize());
   if (fresh.verify) {
-    const std::string wrong = fresh.verify();
+    wrong = fresh.verify();
     if (!wrong.empty()) {
       state.SkipWithError(("the last call's output is wrong: " + wrong).c_str());
       return;
