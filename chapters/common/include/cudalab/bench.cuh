@@ -103,9 +103,12 @@ struct Fresh {
   /// Enqueues new inputs on the stream it is given, before every timed call
   /// (and the warm-up), outside the timed region. Empty: inputs never change.
   std::function<void(cudaStream_t)> refresh;
-  /// After the last call: "" when its output is right for the last inputs,
-  /// else what is wrong (the benchmark then fails with that message, and the
-  /// grader gives no speed points). Empty: not verified.
+  /// After the last call, and after calls drawn at random (time_runs()):
+  /// "" when the output of the call just made is right for the inputs it
+  /// was given, else what is wrong (the benchmark then fails with that
+  /// message, and the grader gives no speed points). It must judge any call,
+  /// not only the last, and change nothing the next call reads. Empty: not
+  /// verified.
   std::function<std::string()> verify;
 };
 
