@@ -24,7 +24,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import classbuild, classreport, report, signing, source, submissions
+from . import classbuild, classreport, proc, report, signing, source, submissions
 from .gpulock import GpuLock
 from .escape import printable
 from .grading import (FORBIDDEN, GRADED, GRADER_ERROR, NO_GPU, Options, Result, grade,
@@ -120,6 +120,8 @@ def run_class(co: ClassOptions, say) -> tuple[int, list[dict]]:
 
         def worker(slot: str | None) -> None:
             while True:
+                if proc.stopping():  # the grader was told to stop: no more students
+                    return
                 try:
                     i, fut = todo.get_nowait()
                 except queue.Empty:
@@ -133,6 +135,10 @@ def run_class(co: ClassOptions, say) -> tuple[int, list[dict]]:
             t.start()
         for t in threads:
             t.join()
+    if proc.stopping():
+        say("stopped: no gradebook written (the reports of the students graded before the "
+            "stop are in students/; tools/grade-class --merge makes a gradebook of them)")
+        return 0, []
     done = [r for r in records if r is not None]
     classreport.write_class(co.out, sorted(done, key=lambda r: r["cudalab"]["student"]), warnings,
                             seeds=[co.seed] if co.seed is not None else [])
@@ -267,8 +273,9 @@ def _prepare_inner(co: ClassOptions, sb: classbuild.SharedBuild, b: Built) -> No
 
 
 def _grade_one(co: ClassOptions, sb: classbuild.SharedBuild, entry: submissions.Entry,
-               fut: Future, slot: str | None, say, lock: GpuLock | None = None) -> dict:
-    """Run the tests of one built submission on one GPU slot; write its outputs; never raises."""
+               fut: Future, slot: str | None, say, lock: GpuLock | None = None) -> dict | None:
+    """Run the tests of one built submission on one GPU slot; write its outputs; never raises.
+    None when the grader was stopped meanwhile (proc.stop_all): nothing is written for it."""
     start = time.monotonic()
     results: list[Result] = []
     b: Built | None = None
@@ -293,6 +300,10 @@ def _grade_one(co: ClassOptions, sb: classbuild.SharedBuild, entry: submissions.
         done = {r.exercise.id for r in results}
         results += [_fixed(ex, co, GRADER_ERROR, msg) for ex in co.exercises if ex.id not in done]
     seconds = round(time.monotonic() - start, 2)
+    if proc.stopping():  # its programs were killed by the stop: no record, so --merge sees none
+        if not co.keep_work:
+            shutil.rmtree(_work(co, entry), ignore_errors=True)
+        return None
     try:
         record = _write_student(co, sb, entry, b, results, seconds, slot)
     except Exception as e:  # noqa: BLE001 - the last resort: a minimal record

@@ -329,6 +329,11 @@ def stop_all() -> None:
     kill_all()
 
 
+def stopping() -> bool:
+    """True once stop_all() ran: what a program run now would report is the stop, not a verdict."""
+    return _stopping.is_set()
+
+
 def terminate_on_signals(signals=(signal.SIGTERM, signal.SIGHUP)) -> None:
     """A tool's main thread: on these signals stop_all(), then exit with 128 + the signal
     (SIGINT is Python's KeyboardInterrupt, which map_parallel and run() already handle)."""

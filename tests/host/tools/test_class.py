@@ -28,6 +28,7 @@ import sys
 import tarfile
 import tempfile
 import textwrap
+import threading
 import time
 import unittest
 import zipfile
@@ -578,6 +579,46 @@ class ClassRunTest(unittest.TestCase):
         # the shared course is the instructor's: no submission wrote into it
         self.assertEqual((self.out / "shared" / "course" / "starter" / "01-demo" / "alpha.cu")
                          .read_text(), "// starter of alpha: BEHAVE=fail\n")
+
+
+class StopTest(unittest.TestCase):
+    """A class grader told to stop (proc.stop_all, what SIGTERM does) kills the test it is
+    running, starts nothing more and writes no record or gradebook from killed programs."""
+
+    def test_stop_during_a_hanging_test(self):
+        from cudalab_grade import proc
+        with tempfile.TemporaryDirectory(prefix="test-class-stop-") as tmp:
+            tmp = Path(tmp)
+            course = FakeCourse(tmp)
+            subs = tmp / "subs"
+            make_class(subs)
+            out = tmp / "out"
+
+            def stop_when_hang_runs():
+                for _ in range(600):
+                    if any("hang" in r["obj"] for r in course.runner_runs()):
+                        time.sleep(0.3)
+                        proc.stop_all()
+                        return
+                    time.sleep(0.05)
+            watcher = threading.Thread(target=stop_when_hang_runs, daemon=True)
+            watcher.start()
+            start = time.monotonic()
+            try:
+                code, stdout, stderr = course.grade("--submissions", str(subs), "--out", str(out),
+                                                    "--timeout", "50", "--jobs", "1")
+            finally:
+                watcher.join(30)
+                proc._stopping.clear()  # the flag is for the life of a process: reset for the others
+            self.assertLess(time.monotonic() - start, 40)  # not the hang's 60 s, nor its 50 s limit
+            self.assertIn("stopped: no gradebook written", stdout + stderr)
+            self.assertFalse((out / "gradebook.csv").exists())
+            self.assertFalse((out / "students" / "hang" / "results.json").exists())
+            for r in out.glob("students/*/results.json"):  # those graded before the stop: whole
+                data = json.loads(r.read_text())
+                self.assertTrue(data["cudalab"]["exercises"], r)
+                for e in data["cudalab"]["exercises"]:
+                    self.assertNotIn("stopping", e.get("reason", ""), r)
 
 
 class MergeAndSlurmTest(unittest.TestCase):
