@@ -1,6 +1,7 @@
 """Grading one exercise: forbidden APIs, build state, tests, sanitizers, benchmark."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -11,7 +12,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import bench, gpulock, gpuwatch, gtest, proc, source
+from . import bench, gpuwatch, gtest, proc, source
 from . import shrink as smallest
 from .manifest import Exercise
 from .gpulock import GpuLock
@@ -303,7 +304,7 @@ def _grade(ex: Exercise, opts: Options, res: Result) -> None:
             res.reason = opts.not_built[target][0]
             res.details = [d.replace(prefix, "") for d in opts.not_built[target][1]]
             return
-    with opts.gpu_lock.shared() if opts.gpu_lock else gpulock.nothing():
+    with opts.gpu_lock.shared() if opts.gpu_lock else contextlib.nullcontext():
         if not run_tests(ex, opts, res):
             return
         if opts.quick_sanitize:
@@ -314,7 +315,7 @@ def _grade(ex: Exercise, opts: Options, res: Result) -> None:
             if not run_sanitizer(ex, opts, res, tool):
                 return
     if opts.perf and ex.perf:
-        with opts.gpu_lock.exclusive() if opts.gpu_lock else gpulock.nothing():
+        with opts.gpu_lock.exclusive() if opts.gpu_lock else contextlib.nullcontext():
             run_perf(ex, opts, res)
 
 

@@ -247,7 +247,7 @@ def earlier_class_runs(ctx: Context) -> dict[str, dict]:
     machine, class size and workers per GPU, each run finished."""
     prev = ctx.previous.get("class") or {}
     d = prev.get("details") or {}
-    if (prev.get("commit", d.get("commit")) != ctx.commit or d.get("class_size") != ctx.class_size
+    if (prev.get("commit") != ctx.commit or d.get("class_size") != ctx.class_size
             or d.get("per_gpu") != ctx.parallel or d.get("host") != os.uname().nodename):
         return {}
     return {m: r for m, r in (d.get("runs") or {}).items()
@@ -316,7 +316,7 @@ def step_class(ctx: Context, rec: dict, progress, env_info: dict) -> None:
                 runs[mode] = dict(kept[mode], raw_seconds=kept[mode]["seconds"], earlier=True)
                 continue
             rec["messages"].append(f"{label}: not run now (--class-modes), and no earlier record "
-                                   f"of this commit, class size and --parallel to keep")
+                                   f"of this commit, machine, class size and --parallel to keep")
             runs[mode] = {"label": label, "rc": None, "seconds": 0.0, "raw_seconds": 0.0,
                           "matching": 0, "students": None, "passed": False}
             continue
