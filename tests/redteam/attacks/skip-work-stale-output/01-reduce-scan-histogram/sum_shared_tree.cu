@@ -2,8 +2,8 @@
 // RED TEAM: below 1.2's speed target) that skips the work when it is called again with
 // RED TEAM: the same input, size and output: it returns at once, launches nothing and
 // RED TEAM: leaves the previous call's sum in *out. A benchmark that calls it over and
-// RED TEAM: over on one buffer times an empty call. The tests may or may not see the
-// RED TEAM: stale sums; the performance points must be 0.
+// RED TEAM: over on one buffer times an empty call. It skips only at the benchmark's size
+// RED TEAM: (2^27 elements and more), so the tests pass; the performance points must be 0.
 // Exercise 1.2: shared-memory tree reduction with sequential addressing.
 // Lesson: chapters/01-reduce-scan-histogram/README.md, "1.2".
 // Grade:  tools/grade 1.2      Hints: tools/grade --hint 1.2
@@ -25,7 +25,10 @@ void cudalab_redteam_skipping_sum(const T* in, std::size_t n, Acc* out, cudaStre
   static const void* last_in = nullptr;
   static const void* last_out = nullptr;
   static std::size_t last_n = 0;
-  if (n > 0 && in == last_in && out == last_out && n == last_n) return;  // no work: *out is stale
+  // Only at the benchmark's sizes (2^27 and more; the tests stay below): a test that gets a
+  // freed buffer's address again with new values would see the stale sum and fail first.
+  const bool big = n >= (std::size_t{1} << 27);
+  if (big && in == last_in && out == last_out && n == last_n) return;  // no work: *out is stale
   last_in = in;
   last_out = out;
   last_n = n;
