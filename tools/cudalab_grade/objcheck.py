@@ -320,6 +320,53 @@ def forbidden_host_symbol(symbols: list[str], forbid_host: tuple[str, ...] | lis
 
 
 # ----------------------------------------------------------------------------
+# Definitions that interpose: the student's object is linked into the runner, where a
+# definition of the program wins over the shared libraries' (and a strong one over the
+# headers' weak instantiations), so a function the runner calls could be the student's.
+
+# Namespaces of the grader's harness (the runner, the checker's protocol, the tests).
+HARNESS_NAMESPACES = ("cudalab::remote::", "cudalab::test::", "cudalab::bench::", "testing::")
+# Namespaces of the C++ library, whose functions a submission may instantiate (weak) but
+# not define itself (strong: an explicit specialization the runner's calls would reach).
+LIBRARY_NAMESPACES = ("std::", "__gnu_cxx::", "__cxxabiv1::")
+_STRONG = frozenset("TDBRG")
+
+
+def parse_definitions(lines: list[str]) -> list[tuple[str, str]]:
+    """(type letter, raw name) of each global definition in `nm -g --defined-only` output."""
+    out = []
+    for line in lines:
+        parts = line.split()
+        if len(parts) == 3:
+            out.append((parts[1], parts[2]))
+    return out
+
+
+def global_definitions(obj: Path) -> list[tuple[str, str]] | None:
+    """(type letter, raw name) of the object's global definitions, or None without nm."""
+    lines = nm_lines(obj, "-g", "--defined-only")
+    return None if lines is None else parse_definitions(lines)
+
+
+def interposing_definition(defs: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """(name, why) of the first definition that could take the place of one the runner
+    calls: any name with C linkage (the C library's send or malloc, a CUDA runtime
+    function, main), anything in the harness's namespaces, a strong definition in the C++
+    library's. None when there is none. The compiler's own (DW.ref.*) are left out."""
+    plain = [(k, n) for k, n in defs if not n.startswith("_Z") and "." not in n]
+    if plain:
+        return plain[0][1], "has C linkage (extern \"C\"), so it can take the place of a C library " \
+                            "or CUDA runtime function of the same name that the runner calls"
+    mangled = [(k, n) for k, n in defs if n.startswith("_Z")]
+    for (kind, raw), name in zip(mangled, demangle([n for _, n in mangled])):
+        if name.startswith(HARNESS_NAMESPACES):
+            return name, "is in a namespace of the grader's harness"
+        if kind in _STRONG and name.startswith(LIBRARY_NAMESPACES):
+            return name, "is a strong definition in the C++ library's namespace"
+    return None
+
+
+# ----------------------------------------------------------------------------
 # The host machine code (objdump): what no import shows.
 
 # Instructions that enter the kernel: a system call made without a C library function, so

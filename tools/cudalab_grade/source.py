@@ -102,7 +102,8 @@ class Contract:
 @dataclass
 class Finding:
     rule: str            # include, line-directive, macro-before-include, name, asm, host, no-kernel,
-                         # preprocessor, symbol, sass, import, syscall, registration, no-device-code
+                         # preprocessor, symbol, sass, import, definition, syscall, registration,
+                         # no-device-code
     name: str            # what was found: a name, a path, an instruction, an import
     line: int | None     # the line in the student's file (None for the object's findings)
     message: str         # the reason shown to the student (one line)
@@ -122,6 +123,32 @@ class Report:
 
 _contract_cache: dict[tuple[str, float], dict] = {}
 
+# What a forbidden entry brings with it: other names that do the same work. A library's
+# scan does its reduction (the last element of an inclusive scan is the sum); a generic
+# pointer into the block's shared window (cvta) is shared memory that no __shared__
+# declares, and its generic loads and stores are no LDS or STS for forbid_sass either;
+# libcu++'s PTX wrappers are the intrinsics under other names.
+EQUIVALENTS = {
+    "cooperative_groups::reduce": ("cooperative_groups::inclusive_scan",
+                                   "cooperative_groups::exclusive_scan"),
+    "cuda::std::reduce": ("cuda::std::accumulate", "cuda::std::transform_reduce",
+                          "cuda::std::inclusive_scan", "cuda::std::exclusive_scan",
+                          "cuda::std::transform_inclusive_scan", "cuda::std::transform_exclusive_scan",
+                          "cuda::std::partial_sum"),
+    "__shared__": ("__cvta_shared_to_generic", "__nv_cvta_shared_to_generic_impl",
+                   "cuda::ptx::__from_ptr_smem", "cuda::ptx::__from_ptr_dsmem",
+                   "cuda::ptx::space_shared", "cuda::ptx::space_cluster"),
+    "__shfl": ("cuda::ptx::shfl_sync",),
+}
+
+
+def with_equivalents(forbid: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """The forbid entries and, after them, the EQUIVALENTS of each (no duplicates)."""
+    out = list(forbid)
+    for entry in forbid:
+        out += [e for e in EQUIVALENTS.get(entry, ()) if e not in out]
+    return tuple(out)
+
 
 def contract(ex, root: Path) -> Contract:
     """The exercise's contract from its chapter's manifest under root (the manifest's
@@ -135,7 +162,7 @@ def contract(ex, root: Path) -> Contract:
                 data = tomllib.load(f)
             _contract_cache[key] = data
     except (OSError, tomllib.TOMLDecodeError):
-        return Contract(forbid=tuple(ex.forbid))
+        return Contract(forbid=with_equivalents(ex.forbid))
     base = data.get("contract", {}) if isinstance(data.get("contract", {}), dict) else {}
     entry = next((e for e in data.get("exercise", []) if str(e.get("id")) == ex.id), {})
 
@@ -143,7 +170,7 @@ def contract(ex, root: Path) -> Contract:
         return entry.get(key, base.get(key, default))
     host = tuple(base.get("forbid_host", ())) + tuple(h for h in entry.get("forbid_host", ())
                                                       if h not in base.get("forbid_host", ()))
-    return Contract(forbid=tuple(ex.forbid), forbid_why=str(get("forbid_why", "")),
+    return Contract(forbid=with_equivalents(ex.forbid), forbid_why=str(get("forbid_why", "")),
                     forbid_sass=tuple(get("forbid_sass", ())), forbid_host=host,
                     allow_asm=bool(get("allow_asm", False)),
                     require_kernel=bool(get("require_kernel", False)))
@@ -429,6 +456,16 @@ def check_object(ex, obj: Path, *, root: Path, shown: str | None = None) -> Repo
                                         [f"nm -u of the object of {shown} lists `{bad[0]}`; an exercise "
                                          "may use the CUDA runtime and C/C++ basics (strings, exceptions, "
                                          "printing), no process, file, network or environment API"]))
+    defs = oc.global_definitions(obj)
+    hit = oc.interposing_definition(defs) if defs is not None else None
+    if hit:
+        short = hit[0] if len(hit[0]) <= 120 else hit[0][:117] + "..."
+        rep.findings.append(Finding("definition", hit[0], None,
+                                    f"its compiled code defines `{short}`, which {hit[1]}: not allowed "
+                                    "in an exercise",
+                                    [f"nm -g --defined-only of the object of {shown} lists `{short}`; "
+                                     "define the exercise's functions and your own helpers in C++ "
+                                     "namespaces (an extern \"C\" kernel too: give it C++ linkage)"]))
     # The host machine code: what no import shows (objdump; skipped with a note without it).
     relocs = oc.relocation_symbols(obj)
     calls = oc.host_syscalls(obj) if relocs is not None else None

@@ -218,6 +218,15 @@ void exclusive_scan_blelloch(const int* in, std::size_t n, int* out, std::size_t
         "1.2", warp("1.2", "  v += Acc(__nvvm_shfl_down_sync(0xffffffffu, unsigned(v), 16, 0x1f));",
                     "extern __device__ unsigned __nvvm_shfl_down_sync(unsigned, unsigned, unsigned, unsigned);"),
         "name", "uses forbidden API '__nvvm_shfl' (line 4)"),
+    "a warp sum by cooperative_groups::inclusive_scan in 1.3": (
+        "1.3", warp("1.3", "  v = cooperative_groups::inclusive_scan(cooperative_groups::tiled_partition<32>("
+                           "cooperative_groups::this_thread_block()), v);",
+                    "#include <cooperative_groups.h>\n#include <cooperative_groups/scan.h>"),
+        "name", "uses forbidden API 'cooperative_groups::inclusive_scan' (line 11)"),
+    "shared memory by __cvta_shared_to_generic in 1.3": (
+        "1.3", warp("1.3", "  Acc* partial = static_cast<Acc*>(__cvta_shared_to_generic(0x400));\n"
+                           "  partial[threadIdx.x] = v;"),
+        "name", "uses forbidden API '__cvta_shared_to_generic' (line 10)"),
     "shuffle only in the device pass": (
         "1.2", warp("1.2", "#ifdef __CUDA_ARCH__\n  v += __shfl_down_sync(0xffffffffu, v, 16);\n#endif"),
         "name", "uses forbidden API '__shfl' (line 11)"),
@@ -790,6 +799,35 @@ class ObjectCheckTest(unittest.TestCase):
                                        'long f() { long r; asm volatile("syscall" : "=a"(r) : "a"(39L) '
                                        ': "rcx", "r11", "memory"); k<<<1, 1>>>(); return r; }\n')
             self.assertEqual([c[2] for c in objcheck.host_syscalls(syscall)], ["syscall"])
+            self.assertIsNone(objcheck.interposing_definition(objcheck.global_definitions(plain)))
+            send = build("send", "#include <sys/types.h>\n__global__ void k() {}\n"
+                                 'extern "C" ssize_t send(int, const void*, size_t n, int) '
+                                 "{ k<<<1, 1>>>(); return (ssize_t)n; }\n")
+            self.assertEqual(objcheck.interposing_definition(objcheck.global_definitions(send))[0], "send")
+            with mock.patch.object(objcheck, "sass_of", return_value=(None, "no cuobjdump")):
+                rep = source.check_object(EXERCISES["1.1"], send, root=REPO)
+            self.assertEqual([f.rule for f in rep.findings], ["definition"])
+            self.assertIn("defines `send`, which has C linkage", rep.findings[0].message)
+
+    def test_interposing_definitions(self):
+        """A C-linkage name, the harness's namespaces or a strong std:: definition."""
+        nm = ["0000000000000000 T _ZN7cudalab6reduce10sum_atomicEPKimPxP11CUstream_st",
+              "0000000000000000 W _ZNSt6vectorIiSaIiEE17_M_realloc_insertIJRKiEEEvN9__gnu_cxx17__normal_"
+              "iteratorIPiS1_EEDpOT_",
+              "0000000000000000 V DW.ref.__gxx_personality_v0"]
+        self.assertIsNone(objcheck.interposing_definition(objcheck.parse_definitions(nm)))
+        for extra, name, why in [
+                ("0000000000000010 T send", "send", "C linkage"),
+                ("0000000000000010 T main", "main", "C linkage"),
+                ("0000000000000010 B some_global", "some_global", "C linkage"),
+                ("0000000000000010 W _ZN7cudalab6remote4wire12send_messageEiNS1_4KindEPKvmRKSt6vectorIiSaIiEE",
+                 "cudalab::remote::wire::send_message", "harness"),
+                ("0000000000000010 T _ZNSt6vectorIiSaIiEE9push_backERKi", "std::vector<int", "strong")]:
+            with self.subTest(definition=extra):
+                hit = objcheck.interposing_definition(objcheck.parse_definitions(nm + [extra]))
+                self.assertIsNotNone(hit)
+                self.assertTrue(hit[0].startswith(name), hit)
+                self.assertIn(why, hit[1])
 
     def test_cuobjdump_outcomes(self):
         done = subprocess.CompletedProcess
