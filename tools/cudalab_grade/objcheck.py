@@ -303,7 +303,18 @@ HOST_INTERNALS = {
     "std::map": ("std::_Rb_tree<",), "std::multimap": ("std::_Rb_tree<",),
     "std::unordered_map": ("std::_Hashtable<",), "std::unordered_set": ("std::_Hashtable<",),
     "std::unordered_multimap": ("std::_Hashtable<",), "std::unordered_multiset": ("std::_Hashtable<",),
+    "std::list": ("std::__cxx11::list<",),
 }
+
+# Versioned namespaces in demangled names (cuda::std::__4::reduce, cooperative_groups::__v1::,
+# std::__cxx11::list, cub::CUB_300000_SM_900_NS::): a symbol's name without them is the
+# name a manifest entry gives.
+_VERSION_NAMESPACE = re.compile(r"::(?:__v?\d+|_V\d+|(?:CUB|THRUST)_\w*_NS)(?=::)")
+
+
+def public_symbol(sym: str) -> str:
+    """A demangled name without its versioned namespaces."""
+    return _VERSION_NAMESPACE.sub("", sym)
 
 
 def forbidden_host_symbol(symbols: list[str], forbid_host: tuple[str, ...] | list[str]

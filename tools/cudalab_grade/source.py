@@ -127,18 +127,26 @@ _contract_cache: dict[tuple[str, float], dict] = {}
 # scan does its reduction (the last element of an inclusive scan is the sum); a generic
 # pointer into the block's shared window (cvta) is shared memory that no __shared__
 # declares, and its generic loads and stores are no LDS or STS for forbid_sass either;
-# libcu++'s PTX wrappers are the intrinsics under other names.
+# libcu++'s PTX and warp wrappers are the intrinsics under other names; 32 __any_sync are
+# a ballot; std::list and std::forward_list sort and merge with their members (l.sort()),
+# which no name of the algorithms shows.
 EQUIVALENTS = {
     "cooperative_groups::reduce": ("cooperative_groups::inclusive_scan",
                                    "cooperative_groups::exclusive_scan"),
     "cuda::std::reduce": ("cuda::std::accumulate", "cuda::std::transform_reduce",
                           "cuda::std::inclusive_scan", "cuda::std::exclusive_scan",
                           "cuda::std::transform_inclusive_scan", "cuda::std::transform_exclusive_scan",
-                          "cuda::std::partial_sum"),
+                          "cuda::std::partial_sum", "cuda::std::inner_product"),
     "__shared__": ("__cvta_shared_to_generic", "__nv_cvta_shared_to_generic_impl",
                    "cuda::ptx::__from_ptr_smem", "cuda::ptx::__from_ptr_dsmem",
                    "cuda::ptx::space_shared", "cuda::ptx::space_cluster"),
-    "__shfl": ("cuda::ptx::shfl_sync",),
+    "__shfl": ("cuda::ptx::shfl_sync", "cuda::device::warp_shuffle"),
+    "__ballot_sync": ("__any_sync", "__all_sync", "__uni_sync"),
+    # Host: std::list and std::forward_list sort, merge and filter with their members.
+    "std::sort": ("std::list", "std::forward_list"),
+    "std::stable_sort": ("std::list", "std::forward_list"),
+    "std::merge": ("std::list", "std::forward_list"),
+    "std::remove_if": ("std::list", "std::forward_list"),
 }
 
 
@@ -171,7 +179,7 @@ def contract(ex, root: Path) -> Contract:
     host = tuple(base.get("forbid_host", ())) + tuple(h for h in entry.get("forbid_host", ())
                                                       if h not in base.get("forbid_host", ()))
     return Contract(forbid=with_equivalents(ex.forbid), forbid_why=str(get("forbid_why", "")),
-                    forbid_sass=tuple(get("forbid_sass", ())), forbid_host=host,
+                    forbid_sass=tuple(get("forbid_sass", ())), forbid_host=with_equivalents(host),
                     allow_asm=bool(get("allow_asm", False)),
                     require_kernel=bool(get("require_kernel", False)))
 
@@ -280,14 +288,21 @@ def analyze_tokens(ex, c: Contract, pre, src: Path, shown: str) -> list[Finding]
             if u.chain == ["__global__"]:
                 kernels = True
             own = u.how.startswith("using") and u.chain[-1] in declared   # the file's own name
+            named = False
             for entry in c.forbid:
                 if tc.matches(entry, u) and not own:
                     add(3, _name_finding(ex, c, entry, u, raw, pre, shown))
+                    named = True
                     break
             for entry in c.forbid_host:
                 if tc.matches(entry, u, exact=True) and not own:
                     add(4, _host_finding(ex, c, entry, u, raw, pre, shown))
+                    named = True
                     break
+            if not named and not u.how.startswith("using"):
+                hit = _internal_entry(c, u)
+                if hit is not None:
+                    add(3 if hit[1] else 4, _internal_finding(ex, c, hit[0], u, shown))
             if u.call and len(u.chain) == 1 and not u.how and u.chain[0] not in declared:
                 for entry, order, make in ([(e, 3, _name_finding) for e in c.forbid]
                                            + [(e, 4, _host_finding) for e in c.forbid_host]):
@@ -329,6 +344,33 @@ def _explain(u, raw, pre) -> str:
     if via:
         return f"`{qualified}`{via}"
     return ""
+
+
+def _internal_entry(c: Contract, u) -> tuple[str, bool] | None:
+    """(entry, whether it is a forbid entry, not forbid_host) of the contract whose library
+    namespace the use reaches through the library's internals (`std::__insertion_sort`,
+    `cooperative_groups::details::coalesced_reduce`): the forbidden functions do their work
+    with such names, which the entries do not list. None when the use is no such name."""
+    from . import tokencheck as tc
+    chain = tc.public_chain(u.chain)
+    if len(chain) < 2 or tc.internal_part(u.chain) is None:
+        return None
+    for entry, is_forbid in [(e, True) for e in c.forbid] + [(e, False) for e in c.forbid_host]:
+        if "::" in entry and entry.split("::")[0] == chain[0]:
+            return entry, is_forbid
+    return None
+
+
+def _internal_finding(ex, c: Contract, entry: str, u, shown: str) -> Finding:
+    from . import tokencheck as tc
+    qualified = "::".join(tc.public_chain(u.chain))
+    part = tc.internal_part(u.chain)
+    named = f"`{u.spelled}`" + (f" is `{qualified}`" if u.spelled.lstrip(":") != qualified else "")
+    detail = f"{named}, an internal of the library (`{part}`), where '{entry}' and its like are not allowed"
+    rule = "name" if entry in c.forbid else "host"
+    return Finding(rule, qualified, u.line, _forbidden_message(ex, c, entry, u.line, detail),
+                   [f"{shown}:{u.line}: the library's internals ({part}) do what its forbidden functions "
+                    f"do under other names (forbidden: {', '.join(c.forbid + c.forbid_host)})"])
 
 
 def _name_finding(ex, c: Contract, entry: str, u, raw, pre, shown: str) -> Finding:
@@ -408,7 +450,7 @@ def check_object(ex, obj: Path, *, root: Path, shown: str | None = None) -> Repo
         for entry in c.forbid:
             if "::" not in entry:
                 continue
-            sym = next((s for s in symbols if entry in s), None)
+            sym = next((s for s in symbols if entry in oc.public_symbol(s)), None)
             if sym:
                 short = sym if len(sym) <= 120 else sym[:117] + "..."
                 rep.findings.append(Finding("symbol", entry, None,

@@ -730,17 +730,40 @@ def declared_names(tokens: list[Token]) -> set[str]:
 # Class templates: a call of their name is no argument-dependent lookup.
 _TYPE_NAMES = frozenset({"priority_queue", "set", "multiset", "map", "multimap", "unordered_map",
                          "unordered_set", "unordered_multimap", "unordered_multiset", "deque",
-                         "queue", "stack", "vector", "list"})
+                         "queue", "stack", "vector", "list", "forward_list"})
+
+
+# Versioned namespaces that a library opens inline or pulls in with a using-directive
+# (libcu++'s cuda::std::__4, which its macro _CUDA_VSTD names; cooperative groups' __v1;
+# libstdc++'s __cxx11 and _V2; CUB's and Thrust's CUB_300000_SM_900_NS): a name reached
+# through one is the name without it.
+_VERSION_NAMESPACE = re.compile(r"^(?:__v?\d+|__cxx11|_V\d+|(?:CUB|THRUST)_\w*_NS)$")
+# Namespaces and names of a library's internals: detail namespaces and reserved names.
+_INTERNAL = re.compile(r"^(?:__\w*|details?)$")
+
+
+def public_chain(chain: list[str]) -> list[str]:
+    """The qualified name without a leading `::` and without versioned namespaces
+    (`::cuda::std::__4::reduce` is `cuda::std::reduce`)."""
+    if chain and chain[0] == "":
+        chain = chain[1:]
+    return chain[:1] + [c for c in chain[1:] if not _VERSION_NAMESPACE.match(c)]
+
+
+def internal_part(chain: list[str]) -> str | None:
+    """The first part of a qualified name, after its first, that names a library's
+    internals (`details` of `cooperative_groups::details::coalesced_reduce`, `__insertion_sort`
+    of `std::__insertion_sort`), versioned namespaces left out; None when there is none."""
+    return next((c for c in public_chain(chain)[1:] if _INTERNAL.match(c)), None)
 
 
 def matches(entry: str, use: Use, exact: bool = False) -> bool:
     """Whether a manifest entry names this use. Entries are qualified names: "cub::" (the
     namespace and everything in it), "cub::Device" (names starting so), "__shfl" (every
-    name starting so). exact: the last part must be equal, not a prefix (forbid_host)."""
+    name starting so). exact: the last part must be equal, not a prefix (forbid_host).
+    Versioned namespaces do not count (public_chain)."""
     comps = entry.split("::")
-    chain = use.chain
-    if chain and chain[0] == "":
-        chain = chain[1:]
+    chain = public_chain(use.chain)
     if len(chain) >= 3 and chain[0] == "std" and chain[1] == "ranges":
         chain = ["std"] + chain[2:]
     if len(comps) == 1:

@@ -293,6 +293,34 @@ void sum_atomic(const int* in, std::size_t n, long long* out, cudaStream_t strea
         "1.1", "#include <cub/device/device_reduce.cuh>\n" + HEAD_11
         + '#define M # 1 "/usr/include/stdio.h" 1 3 4\nM\n#define C cub\n__global__ void k() {}\n' + CUB_11,
         "name", "uses forbidden API 'cub::' (line 14: `cub::DeviceReduce::Sum` via the macro C defined at line 7)"),
+    "cg::details::coalesced_reduce in 1.3": (
+        "1.3", warp("1.3", "  v = cooperative_groups::details::coalesced_reduce(cooperative_groups::tiled_partition<32>("
+                           "cooperative_groups::this_thread_block()), v, cooperative_groups::plus<Acc>());",
+                    "#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>"),
+        "name", "an internal of the library (`details`), where 'cooperative_groups::reduce'"),
+    "cg::reduce through its versioned namespace __v1 in 1.3": (
+        "1.3", warp("1.3", "  v = cooperative_groups::__v1::reduce(cooperative_groups::tiled_partition<32>("
+                           "cooperative_groups::this_thread_block()), v, cooperative_groups::plus<Acc>());",
+                    "#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>"),
+        "name", "uses forbidden API 'cooperative_groups::reduce' (line 11)"),
+    "cuda::std::reduce as _CUDA_VSTD::reduce (cuda::std::__4)": (
+        "1.1", "#include <cuda/std/numeric>\n" + HEAD_11 + KERNEL_11.replace(
+            "if (i < n)", "if (i == 0) *out = _CUDA_VSTD::reduce(in, in + n, Acc{0});\n  if (false)") + TAIL_11,
+        "name", "uses forbidden API 'cuda::std::reduce' (line 9)"),
+    "a warp shuffle by cuda::device::warp_shuffle_down": (
+        "1.2", warp("1.2", "  v += cuda::device::warp_shuffle_down(v, 16).data;", "#include <cuda/warp>"),
+        "name", "uses forbidden API 'cuda::device::warp_shuffle' (line 10)"),
+    "a ballot by 32 __any_sync": (
+        "1.2", warp("1.2", "  unsigned b = 0;\n  for (unsigned l = 0; l < 32; ++l) "
+                           "b |= unsigned(__any_sync(~0u, (threadIdx.x & 31u) == l && v > 0)) << l;\n  (void)b;"),
+        "name", "uses forbidden API '__any_sync' (line 11)"),
+    "std::list::sort on the host": (
+        "2.1", sort21("  std::list<int> l(v.begin(), v.end());\n  l.sort();\n  std::copy(l.begin(), l.end(), v.begin());",
+                      "#include <list>"),
+        "name", "uses forbidden API 'std::list' (line 12)"),
+    "std::__insertion_sort, an internal of std::sort": (
+        "2.1", sort21("  std::__insertion_sort(v.begin(), v.end(), __gnu_cxx::__ops::__iter_less_iter());"),
+        "name", "`std::__insertion_sort`, an internal of the library (`__insertion_sort`)"),
 }
 
 # Valid files that mention what is forbidden, or look like an attack and are not.
@@ -702,6 +730,15 @@ class ObjectCheckTest(unittest.TestCase):
                 "__gnu_cxx::__ops::_Iter_less_iter)", "cudalab::sort::odd_even_transposition_sort()"]
         self.assertEqual(objcheck.forbidden_host_symbol(syms, ["std::merge", "std::sort"])[0], "std::sort")
         self.assertIsNone(objcheck.forbidden_host_symbol(syms, ["std::merge", "qsort"]))
+
+    def test_versioned_namespaces_in_symbols(self):
+        """cuda::std::__4::reduce is cuda::std::reduce; std::__cxx11::list is std::list."""
+        self.assertEqual(objcheck.public_symbol("long long cuda::std::__4::reduce<int const*, long long>(int const*)"),
+                         "long long cuda::std::reduce<int const*, long long>(int const*)")
+        self.assertEqual(objcheck.public_symbol("cub::CUB_300000_SM_900_NS::DeviceReduce::Sum()"),
+                         "cub::DeviceReduce::Sum()")
+        syms = ["std::__cxx11::list<int, std::allocator<int> >::sort()"]
+        self.assertEqual(objcheck.forbidden_host_symbol(syms, ["std::merge", "std::list"])[0], "std::list")
 
     def test_check_object_with_canned_tools(self):
         """check_object on a fake object: cuobjdump's and nm's outputs canned."""
