@@ -6,7 +6,10 @@ reach report.md, summary.md and gradebook.csv. In Markdown they are shown as
 text, never as markup: no link, image, HTML, table cell or code fence of the
 student's making. In CSV, a cell that a spreadsheet would read as a formula
 (`=`, `+`, `-`, `@`, tab or carriage return first, the OWASP list) gets a
-leading apostrophe, so it is shown as text.
+leading apostrophe, so it is shown as text. A cell holding a carriage return is
+quoted (Python's csv module quotes only the characters of its line terminator,
+and a spreadsheet reads a bare CR as the end of a row: a new row whose first
+cell would be a formula of the student's making).
 """
 from __future__ import annotations
 
@@ -60,9 +63,12 @@ def csv_cell(value) -> str:
 
 
 def csv_text(rows) -> str:
-    """CSV text of rows (sequences of cells), every cell through csv_cell."""
+    """CSV text of rows (sequences of cells), every cell through csv_cell; a row with a
+    carriage return in a cell has every cell quoted, so that the CR stays inside its cell."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
+    quoted = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_ALL)
     for row in rows:
-        w.writerow([csv_cell(c) for c in row])
+        cells = [csv_cell(c) for c in row]
+        (quoted if any("\r" in c for c in cells) else w).writerow(cells)
     return buf.getvalue()

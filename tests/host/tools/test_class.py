@@ -1425,6 +1425,8 @@ class HostileNamesTest(unittest.TestCase):
         self.assertEqual(escape.md_block("a\n```\nb"), ["````", "a", "```", "b", "````"])
         self.assertEqual(escape.md_text("a|b\nc"), "a\\|b c")
         self.assertEqual(escape.printable("a\x1b[31mb"), "a?[31mb")
+        # a bare CR ends a row in a spreadsheet: its cell (and row) is quoted
+        self.assertEqual(escape.csv_text([["a", "b"], ["x\r=1+2", "1"]]), 'a,b\n"x\r=1+2","1"\n')
 
 
 class HiddenWordsTest(unittest.TestCase):
