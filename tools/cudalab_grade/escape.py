@@ -9,7 +9,9 @@ student's making. In CSV, a cell that a spreadsheet would read as a formula
 leading apostrophe, so it is shown as text. A cell holding a carriage return is
 quoted (Python's csv module quotes only the characters of its line terminator,
 and a spreadsheet reads a bare CR as the end of a row: a new row whose first
-cell would be a formula of the student's making).
+cell would be a formula of the student's making). Everywhere, the
+bidirectional overrides, embeddings and isolates become '?', so that no name
+shows in another order than it reads; on the terminal, newlines and tabs too.
 """
 from __future__ import annotations
 
@@ -17,7 +19,11 @@ import csv
 import io
 import re
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+# control characters, and the bidirectional embeddings, overrides and isolates (U+202A-U+202E,
+# U+2066-U+2069: "Trojan Source"), which make a name or a line of code display in another order
+# than it reads (an id "\u202eecila" shows as "alice")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_BIDI = re.compile(r"[\u202a-\u202e\u2066-\u2069]")
 # Markup of any consequence (links, images, HTML, code, tables, headings) and emphasis by '*'; an
 # underscore stays as it is, for the names of identifiers (emphasis by '_' is cosmetic at worst).
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~#!{}])")
@@ -27,6 +33,12 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 def printable(text: str) -> str:
     """text without control characters (a terminal's escape sequences, NULs): each becomes '?'."""
     return _CONTROL.sub("?", text)
+
+
+def one_line(text: str) -> str:
+    """text for one line of the terminal: printable, with newlines and tabs as '?' too (a
+    student id holding a newline must not print a line of its own, such as a forged score)."""
+    return printable(str(text)).replace("\n", "?").replace("\t", "?")
 
 
 def md_text(text: str) -> str:
@@ -56,7 +68,7 @@ def md_block(text: str) -> list[str]:
 
 def csv_cell(value) -> str:
     """A CSV cell that no spreadsheet runs as a formula (OWASP CSV injection)."""
-    text = str(value)
+    text = _BIDI.sub("?", str(value))
     if text.startswith(_FORMULA_START):
         return "'" + text
     return text
