@@ -26,7 +26,7 @@ from pathlib import Path
 
 from . import classbuild, classreport, proc, report, signing, source, submissions
 from .gpulock import GpuLock
-from .escape import printable
+from .escape import one_line
 from .grading import (FORBIDDEN, GRADED, GRADER_ERROR, NO_GPU, Options, Result, grade,
                       max_points, use_sandbox)
 from .manifest import Exercise
@@ -311,7 +311,7 @@ def _grade_one(co: ClassOptions, sb: classbuild.SharedBuild, entry: submissions.
             "student": entry.student, "exercises": [], "warnings": [f"grader error: {e}"]}}
     if not co.keep_work:
         shutil.rmtree(_work(co, entry), ignore_errors=True)
-    say(f"  {printable(entry.student)}: {record['score']:.1f} points"
+    say(f"  {one_line(entry.student)}: {record['score']:.1f} points"
         + (f" (GPU {slot})" if slot is not None else "")
         + f", build {b.build_seconds if b else 0:g} s, tests {seconds:g} s")
     return record

@@ -28,8 +28,6 @@ against the manifests (validate); anything else is a warning, and skipped.
 """
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import os
@@ -40,7 +38,7 @@ from pathlib import Path
 
 from . import signing
 from .submissions import safe_name
-from .escape import csv_cell, md_code, md_text
+from .escape import csv_text, md_code, md_text
 from .grading import SANITIZER_TOOLS
 
 STATUS_WORDS = {
@@ -235,10 +233,7 @@ def _points(e: dict) -> float:
 
 def gradebook(records: list[dict]) -> str:
     cols = exercise_columns(records)
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow([csv_cell(c) for c in ["student"] + [f"{i} {s}" for i, s, _ in cols]
-                + ["total", "max", "complete", "problems"]])
+    out = [["student"] + [f"{i} {s}" for i, s, _ in cols] + ["total", "max", "complete", "problems"]]
     best = sum(m for _, _, m in cols)
     for r in records:
         c = r["cudalab"]
@@ -257,8 +252,8 @@ def gradebook(records: list[dict]) -> str:
         if c.get("rejected"):
             problems.insert(0, f"rejected: {c['rejected']}")
         row += [f"{float(r['score']):.1f}", f"{best:g}", str(done), "; ".join(problems)]
-        w.writerow([csv_cell(c) for c in row])
-    return buf.getvalue()
+        out.append(row)
+    return csv_text(out)
 
 
 def _histogram(values: list[float], top: float, width: int = 40) -> list[str]:

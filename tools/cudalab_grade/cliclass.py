@@ -111,9 +111,9 @@ def run_class(args, root: Path, exercises, tools) -> int:
         return 1 if isinstance(e, RuntimeError) else EXIT_USAGE
     if roster is not None:   # the LMS files again, with the roster's ids
         from . import classreport
-        from .escape import printable
+        from .escape import one_line
         for w in classreport.write_lms(out, records, roster):
-            print(f"warning: {printable(w)}", file=sys.stderr)
+            print(f"warning: {one_line(w)}", file=sys.stderr)
     statuses = {e["status"] for r in records for e in r["cudalab"]["exercises"]}
     print(f"{len(records)} submission(s) graded: {out / 'gradebook.csv'}, {out / 'summary.md'}, "
           f"reports in {out / 'students'}")
@@ -127,7 +127,7 @@ def run_class(args, root: Path, exercises, tools) -> int:
 def run_similarity(args, root: Path, out: Path, subs: Path, exercises, say) -> int:
     """--submissions DIR --similarity: similarity.md and .html in OUT (similarity.py)."""
     from . import signing, similarity
-    from .escape import printable
+    from .escape import one_line
     from .submissions import student_id
 
     threshold = similarity.THRESHOLD if args.similarity_threshold is None \
@@ -157,7 +157,7 @@ def run_similarity(args, root: Path, out: Path, subs: Path, exercises, say) -> i
         print(f"{args.tool}: cannot write the similarity report in {out}: {e}", file=sys.stderr)
         return EXIT_FAILED
     for n in notes:
-        say(f"similarity: {printable(n)}")
+        say(f"similarity: {one_line(n)}")
     flagged = sum(len(r.flagged) for r in results)
     print(f"{len(students)} submission(s), {flagged} pair(s) at or above {threshold:g}: "
           f"{out / 'similarity.md'}, {out / 'similarity.html'} (pseudonyms: "
@@ -178,7 +178,7 @@ def _roster(args):
 
 def run_merge(args, root: Path) -> int:
     from . import classreport, signing
-    from .escape import printable
+    from .escape import one_line
 
     folders = [d.resolve() for d in args.merge]
     for d in folders:
@@ -192,6 +192,6 @@ def run_merge(args, root: Path) -> int:
     except signing.Untrusted as e:
         raise UsageError(f"--out {out}: {e}") from None
     for w in warnings:
-        print(f"warning: {printable(w)}", file=sys.stderr)
+        print(f"warning: {one_line(w)}", file=sys.stderr)
     print(f"merged {n} student(s) into {out / 'gradebook.csv'} and {out / 'summary.md'}")
     return EXIT_OK if n else 1

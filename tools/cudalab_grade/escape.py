@@ -6,7 +6,12 @@ reach report.md, summary.md and gradebook.csv. In Markdown they are shown as
 text, never as markup: no link, image, HTML, table cell or code fence of the
 student's making. In CSV, a cell that a spreadsheet would read as a formula
 (`=`, `+`, `-`, `@`, tab or carriage return first, the OWASP list) gets a
-leading apostrophe, so it is shown as text.
+leading apostrophe, so it is shown as text. A cell holding a carriage return is
+quoted (Python's csv module quotes only the characters of its line terminator,
+and a spreadsheet reads a bare CR as the end of a row: a new row whose first
+cell would be a formula of the student's making). Everywhere, the
+bidirectional overrides, embeddings and isolates become '?', so that no name
+shows in another order than it reads; on the terminal, newlines and tabs too.
 """
 from __future__ import annotations
 
@@ -14,7 +19,11 @@ import csv
 import io
 import re
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+# control characters, and the bidirectional embeddings, overrides and isolates (U+202A-U+202E,
+# U+2066-U+2069: "Trojan Source"), which make a name or a line of code display in another order
+# than it reads (an id "\u202eecila" shows as "alice")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_BIDI = re.compile(r"[\u202a-\u202e\u2066-\u2069]")
 # Markup of any consequence (links, images, HTML, code, tables, headings) and emphasis by '*'; an
 # underscore stays as it is, for the names of identifiers (emphasis by '_' is cosmetic at worst).
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~#!{}])")
@@ -24,6 +33,12 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 def printable(text: str) -> str:
     """text without control characters (a terminal's escape sequences, NULs): each becomes '?'."""
     return _CONTROL.sub("?", text)
+
+
+def one_line(text: str) -> str:
+    """text for one line of the terminal: printable, with newlines and tabs as '?' too (a
+    student id holding a newline must not print a line of its own, such as a forged score)."""
+    return printable(str(text)).replace("\n", "?").replace("\t", "?")
 
 
 def md_text(text: str) -> str:
@@ -53,16 +68,19 @@ def md_block(text: str) -> list[str]:
 
 def csv_cell(value) -> str:
     """A CSV cell that no spreadsheet runs as a formula (OWASP CSV injection)."""
-    text = str(value)
+    text = _BIDI.sub("?", str(value))
     if text.startswith(_FORMULA_START):
         return "'" + text
     return text
 
 
 def csv_text(rows) -> str:
-    """CSV text of rows (sequences of cells), every cell through csv_cell."""
+    """CSV text of rows (sequences of cells), every cell through csv_cell; a row with a
+    carriage return in a cell has every cell quoted, so that the CR stays inside its cell."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
+    quoted = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_ALL)
     for row in rows:
-        w.writerow([csv_cell(c) for c in row])
+        cells = [csv_cell(c) for c in row]
+        (quoted if any("\r" in c for c in cells) else w).writerow(cells)
     return buf.getvalue()

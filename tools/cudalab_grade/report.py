@@ -1,14 +1,12 @@
 """The scoreboard (terminal, Markdown) and the machine-readable outputs (JSON, CSV)."""
 from __future__ import annotations
 
-import csv
-import io
 import json
 import textwrap
 from dataclasses import dataclass, field
 
 from . import leaderboard
-from .escape import csv_cell, md_block, md_text
+from .escape import csv_text as escape_csv_text, md_block, md_text
 from .grading import NO_GPU, PASSED, Result
 from .manifest import Exercise
 
@@ -136,14 +134,11 @@ def gradescope(results: list[Result], meta: dict) -> str:
 
 
 def csv_text(results: list[Result]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["id", "slug", "status", "points", "max_points", "perf_ratio", "reason"])
-    for r in results:
-        w.writerow([csv_cell(c) for c in (
-            r.exercise.id, r.exercise.slug, r.status, f"{r.points:.1f}", f"{r.max_points:g}",
-            "" if r.ratio is None else f"{r.ratio:g}", r.reason)])
-    return buf.getvalue()
+    """One row per exercise, every cell through escape.csv_text (no formula, no bare CR)."""
+    rows = [["id", "slug", "status", "points", "max_points", "perf_ratio", "reason"]]
+    rows += [(r.exercise.id, r.exercise.slug, r.status, f"{r.points:.1f}", f"{r.max_points:g}",
+              "" if r.ratio is None else f"{r.ratio:g}", r.reason) for r in results]
+    return escape_csv_text(rows)
 
 
 @dataclass

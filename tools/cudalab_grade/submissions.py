@@ -20,6 +20,7 @@ destination folder. In a submitted folder, links are never followed.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
@@ -68,9 +69,20 @@ class Entry:
         return safe_name(self.student)
 
 
+MAX_SAFE_NAME = 200   # characters of a student's folder name (file systems allow 255 bytes)
+
+
 def safe_name(student: str) -> str:
-    """A student id as a file name: characters other than A-Z a-z 0-9 . _ @ + - become '_'."""
-    return _SAFE_ID.sub("_", student) or "_"
+    """A student id as a file name: characters other than A-Z a-z 0-9 . _ @ + - become '_'.
+
+    A name longer than MAX_SAFE_NAME keeps its start and ends with a hash of the whole id, so
+    that students/<name> can be made (an id of two entry names joined, for a duplicate, can
+    be 500 characters) and two long ids with the same start stay apart."""
+    name = _SAFE_ID.sub("_", student) or "_"
+    if len(name) > MAX_SAFE_NAME:
+        digest = hashlib.sha256(student.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        name = f"{name[:MAX_SAFE_NAME - 17]}_{digest}"
+    return name
 
 
 @dataclass

@@ -1425,6 +1425,14 @@ class HostileNamesTest(unittest.TestCase):
         self.assertEqual(escape.md_block("a\n```\nb"), ["````", "a", "```", "b", "````"])
         self.assertEqual(escape.md_text("a|b\nc"), "a\\|b c")
         self.assertEqual(escape.printable("a\x1b[31mb"), "a?[31mb")
+        # a name shows as it reads: no bidirectional override (U+202E: "\u202eecila" shows "alice")
+        self.assertEqual(escape.md_text("\u202eecila"), "?ecila")
+        self.assertEqual(escape.csv_cell("\u202eecila\u2066"), "?ecila?")
+        self.assertEqual(escape.csv_cell("\u200fname"), "\u200fname")   # a mark, not an override
+        # one line on the terminal: a newline in an id prints no forged line of its own
+        self.assertEqual(escape.one_line("x\n  alice: 10.0 points\t"), "x?  alice: 10.0 points?")
+        # a bare CR ends a row in a spreadsheet: its cell (and row) is quoted
+        self.assertEqual(escape.csv_text([["a", "b"], ["x\r=1+2", "1"]]), 'a,b\n"x\r=1+2","1"\n')
 
 
 class HiddenWordsTest(unittest.TestCase):
@@ -1570,6 +1578,26 @@ class ArchiveTest(unittest.TestCase):
         dup = next(e for e in submissions.discover(d) if e.path.name == "ann.zip")
         self.assertEqual(dup.kind, "bad")
         self.assertIn("same student id", dup.why)
+
+    def test_long_ids_fit_a_folder_name(self):
+        """A duplicate's id joins two entry names (up to 500 characters): its folder name is
+        bounded (start of the id, then a hash of all of it), so its report can be written."""
+        d = self.tmp / "subs"
+        d.mkdir()
+        long = "x" * 250
+        (d / long).mkdir()
+        (d / (long + ".zip")).write_bytes(b"")
+        entries = submissions.discover(d)
+        dup = next(e for e in entries if e.kind == "bad")
+        self.assertIn("same student id", dup.why)
+        names = {e.safe_id for e in entries}
+        self.assertEqual(len(names), 2)
+        for name in names:
+            self.assertLessEqual(len(name), submissions.MAX_SAFE_NAME)
+            (self.tmp / "out" / name).mkdir(parents=True)
+        self.assertEqual(submissions.safe_name("ann"), "ann")
+        self.assertEqual(submissions.safe_name("y" * 200), "y" * 200)
+        self.assertNotEqual(submissions.safe_name("y" * 300), submissions.safe_name("y" * 301))
 
 
 def _tar_header(name: bytes, type_: bytes, size_field: bytes) -> bytes:

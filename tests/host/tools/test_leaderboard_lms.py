@@ -266,6 +266,25 @@ class WriteClassTest(unittest.TestCase):
         self.assertIn("1 student(s) of the roster have no results", text)
         self.assertIn("ghost", text)
 
+    def test_carriage_return_stays_in_its_cell(self):
+        """A bare CR in a roster name or student id would end the row in a spreadsheet (and in
+        Python's csv reader), and the next 'row' would start with a formula of the student's
+        making: a cell holding a CR is quoted."""
+        roster = lms.Roster.parse('student,name\nstudent-ann-1001,"Ann\r=1+2"\n')
+        records = klass(perf=False)
+        records[0]["cudalab"]["student"] = "cr\r@SUM(A1)"
+        classreport.write_class(self.out, records, roster=roster)
+        for path in ("gradebook-canvas.csv", "gradebook-moodle.csv", "gradebook.csv"):
+            data = list(csv.reader(io.StringIO((self.out / path).read_bytes().decode(), newline="")))
+            self.assertTrue(all(len(r) == len(data[0]) for r in data[1:]), (path, data))
+            for row in data:
+                for cell in row:
+                    self.assertFalse(cell.startswith(("=", "+", "-", "@", "\t", "\r")), (path, cell))
+            self.assertIn("cr\r@SUM(A1)", [r[0] for r in data], path)
+        canvas = list(csv.reader(io.StringIO(
+            (self.out / "gradebook-canvas.csv").read_bytes().decode(), newline="")))
+        self.assertIn("Ann\r=1+2", [r[0] for r in canvas])
+
     def test_bad_rosters(self):
         for text, why in (("", "empty"), ("name,email\nA,a@b\n", "no 'student' column"),
                           ("student\nx\nx\n", "listed twice"), ("student,name\n,A\n", "no student id")):
