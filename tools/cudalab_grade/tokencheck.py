@@ -71,14 +71,17 @@ _NOT_A_TYPE = frozenset({
 _MARKER = re.compile(r'^# (\d+) "((?:[^"\\]|\\.)*)"((?: \d+)*)\s*$')
 _DIRECTIVE = re.compile(r"^#\s*(define|undef)\s+([A-Za-z_]\w*)(.*)$")
 _TOKEN = re.compile(r"""
-    (?P<raw>(?:u8|u|U|L)?R"(?P<delim>[^()\\\s"]{0,16})\()
+    (?P<raw>(?:u8|u|U|L)?R"(?P<delim>[^()\\\s]{0,16})\()
   | (?P<str>(?:u8|u|U|L)?"(?:[^"\\\n]|\\.)*"?)
   | (?P<chr>(?:u8|u|U|L)?'(?:[^'\\\n]|\\.)*'?)
   | (?P<num>\.?\d(?:[eEpP][+-]|[\w.']|)*)
   | (?P<id>[A-Za-z_$][\w$]*)
-  | (?P<punct><<<|::|->|\.\.\.|&&|\|\||<<|>>|[^\s])
+  | (?P<punct><<<|%:%:|<:(?!:(?![:>]))|:>|<%|%>|%:|::|->|\.\.\.|&&|\|\||<<|>>|[^\s])
     """, re.X)
-_LINE_DIRECTIVE = re.compile(r"^[ \t]*(?:#|%:)[ \t]*(?:line\b|\d)", re.M)
+_LINE_DIRECTIVE = re.compile(r"^[ \t]*(?:#|%:)[ \t]*(?:line\b|\d)")
+# Digraphs, as the token they spell: `<:<:gnu::shared:>:>` is `[[gnu::shared]]` to the compiler
+# (the preprocessor keeps their spelling in its output).
+DIGRAPHS = {"<:": "[", ":>": "]", "<%": "{", "%>": "}", "%:": "#", "%:%:": "##"}
 
 
 @dataclass
@@ -375,6 +378,14 @@ class _Frame:
     student: bool
     line: int
     include: Include | None = None   # the #include of the student's file that opened it
+    begun: bool = False              # its code has begun (past <built-in> and <command-line>)
+
+
+def _in_student(top: _Frame | None) -> bool:
+    """Whether the current line is the student's code: the student's file, once its code has
+    begun whatever name a #line gives it then (`#line 1 "<x>"` hides nothing); before, the
+    preprocessor's own `<built-in>` and `<command-line>` parts are not the student's."""
+    return top is not None and top.student and (top.begun or not top.name.startswith("<"))
 
 
 def lex_line(text: str, line: int, raw: str | None, out: list[Token]) -> str | None:
@@ -400,7 +411,8 @@ def lex_line(text: str, line: int, raw: str | None, out: list[Token]) -> str | N
             out.append(Token('R""', "str", line))
             pos = end + len(delim) + 2
             continue
-        out.append(Token(m.group(0), kind, line))
+        text_ = DIGRAPHS.get(m.group(0), m.group(0)) if kind == "punct" else m.group(0)
+        out.append(Token(text_, kind, line))
         pos = m.end()
     return None
 
@@ -418,7 +430,7 @@ def parse_output(text: str, student: Path, cwd: Path, label: str) -> Pass:
 
     for line in text.split("\n"):
         top = stack[-1] if stack else None
-        in_student = top is not None and top.student and not top.name.startswith("<")
+        in_student = _in_student(top)
         if raw is not None and in_student:   # inside a raw string of the student's code
             raw = lex_line(line, top.line, raw, ps.tokens)
             top.line += 1
@@ -438,7 +450,7 @@ def parse_output(text: str, student: Path, cwd: Path, label: str) -> Pass:
                         inc = Include(name, path, top.line)
                         ps.includes.append(inc)
                     ps.entered.append((seq, path))
-                    stack.append(_Frame(name, path == student, num, inc))
+                    stack.append(_Frame(name, path == student, num, inc, begun=path == student))
                 elif "2" in flags:
                     if len(stack) < 2:
                         ps.broken = f"a return marker without an open file: {line}"
@@ -449,9 +461,11 @@ def parse_output(text: str, student: Path, cwd: Path, label: str) -> Pass:
                         done.include.line = max(1, num - 1)
                     parent.name, parent.line = name, num
                 else:
-                    if in_student and name != top.name and not name.startswith("<") \
-                            and resolve(name) != student:
+                    own = not name.startswith("<") and resolve(name) == student
+                    if in_student and top.begun and name != top.name and not own:
                         ps.renames.append((top.line, name))
+                    if top.student and own and num >= 1:
+                        top.begun = True
                     top.name, top.line = name, num
                 continue
             if in_student:
@@ -793,12 +807,66 @@ def adl_candidates(entry: str) -> str | None:
     return comps[-1]
 
 
+def logical_lines(text: str) -> list[tuple[int, str]]:
+    """(first physical line, text) of each logical line of a source file, as the
+    preprocessor reads it: line splices (backslash-newline) joined, every comment one
+    space (a block comment over several lines does not end a directive), string, char
+    and raw string literals blanked (a raw string's lines end no line either)."""
+    from .source import _RAW, _ident_char_before, _opens_char_literal
+    text = text.replace("\r\n", "\n")
+    out: list[tuple[int, str]] = []
+    cur: list[str] = []
+    start = line = 1
+    i, n = 0, len(text)
+
+    def skip_to(end: int) -> int:
+        nonlocal line
+        line += text.count("\n", i, end)
+        return end
+
+    while i < n:
+        c, nxt = text[i], text[i + 1] if i + 1 < n else ""
+        if c == "\\" and nxt == "\n":
+            i, line = i + 2, line + 1
+        elif c == "\n":
+            out.append((start, "".join(cur)))
+            cur, i, line = [], i + 1, line + 1
+            start = line
+        elif c == "/" and nxt == "/":
+            j = i + 2
+            while j < n and not (text[j] == "\n" and text[j - 1] != "\\"):
+                j += 1
+            i = skip_to(j)
+            cur.append(" ")
+        elif c == "/" and nxt == "*":
+            j = text.find("*/", i + 2)
+            i = skip_to(n if j < 0 else j + 2)
+            cur.append(" ")
+        elif c == "R" and _RAW.match(text, i) and not _ident_char_before(text, i):
+            m = _RAW.match(text, i)
+            j = text.find(")" + m.group(1) + '"', m.end())
+            i = skip_to(n if j < 0 else j + len(m.group(1)) + 2)
+            cur.append('""')
+        elif c == '"' or (c == "'" and _opens_char_literal(text, i)):
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            i = skip_to(min(j + 1, n) if j < n and text[j] == c else j)
+            cur.append(c + c)
+        else:
+            cur.append(c)
+            i += 1
+    out.append((start, "".join(cur)))
+    return out
+
+
 def raw_line_directive(text: str) -> int | None:
-    """The line of a `#line` (or `# 12 "file"`) directive in the raw source, or None."""
-    from .source import strip_code
-    joined = strip_code(text).replace("\\\n", " \n")
-    m = _LINE_DIRECTIVE.search(joined)
-    return joined.count("\n", 0, m.start()) + 1 if m else None
+    """The line of a `#line` (or `# 12 "file"`) directive in the raw source, or None: also
+    one spelled across lines by line splices (`#li\\<newline>ne`) or comments (`# /*<newline>*/ line`)."""
+    for start, logical in logical_lines(text):
+        if _LINE_DIRECTIVE.match(logical):
+            return start
+    return None
 
 
 _header_ids: dict[tuple[str, float], frozenset[str]] = {}

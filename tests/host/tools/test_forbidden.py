@@ -318,6 +318,26 @@ void sum_atomic(const int* in, std::size_t n, long long* out, cudaStream_t strea
         "2.1", sort21("  std::list<int> l(v.begin(), v.end());\n  l.sort();\n  std::copy(l.begin(), l.end(), v.begin());",
                       "#include <list>"),
         "name", "uses forbidden API 'std::list' (line 12)"),
+    "[[gnu::shared]] spelled with digraphs": (
+        "1.3", warp("1.3", "  <:<:gnu::shared:>:> static Acc sh[256];\n  sh[threadIdx.x] = v;"),
+        "name", "uses forbidden API '__shared__' (line 10: `[[gnu::shared]]` is `__shared__`)"),
+    "#line spelled across a line splice, to a <name>": (
+        "1.3", warp("1.3", "  v = warp_sum(v);", "template <class Acc> __device__ Acc warp_sum(Acc v);")
+        + '#li\\\nne 1 "<x>"\n#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>\n'
+        "template <class Acc> __device__ Acc warp_sum(Acc v) { return cooperative_groups::reduce("
+        "cooperative_groups::tiled_partition<32>(cooperative_groups::this_thread_block()), v, "
+        "cooperative_groups::plus<Acc>()); }\n",
+        "line-directive", "uses a #line directive (line 20)"),
+    "#line spelled across a comment": (
+        "1.1", HEAD_11 + '# /*\n*/ line 1 "<x>"\n#define C cub\n#include <cub/device/device_reduce.cuh>\n'
+        "__global__ void k() {}\n" + CUB_11,
+        "line-directive", "uses a #line directive (line 4)"),
+    "a raw string whose delimiter is a double quote": (
+        "1.3", warp("1.3", '  const char* q = R""(")""; v = cooperative_groups::reduce(cooperative_groups::'
+                           'tiled_partition<32>(cooperative_groups::this_thread_block()), v, '
+                           'cooperative_groups::plus<Acc>()); (void)q;',
+                    "#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>"),
+        "name", "uses forbidden API 'cooperative_groups::reduce' (line 11)"),
     "std::__insertion_sort, an internal of std::sort": (
         "2.1", sort21("  std::__insertion_sort(v.begin(), v.end(), __gnu_cxx::__ops::__iter_less_iter());"),
         "name", "`std::__insertion_sort`, an internal of the library (`__insertion_sort`)"),
@@ -923,6 +943,40 @@ class ParseOutputTest(unittest.TestCase):
             self.assertEqual([(i.spelled, i.line) for i in ps.includes], [("inc/x.h", 3)])
             self.assertEqual(ps.renames, [(9, "other.cu")])
             self.assertEqual([(d.name, d.line, d.body) for d in ps.defines], [("C", 1, "cub")])
+
+    def test_a_line_directive_to_a_pseudo_name_hides_nothing(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            cwd = Path(tmp)
+            (cwd / "s.cu").write_text("")
+            text = "\n".join([
+                '# 0 "s.cu"', '# 0 "<built-in>"', "#define __GNUC__ 12", '# 0 "<command-line>"',
+                '# 1 "/usr/include/stdc-predef.h" 1 3 4', '# 0 "<command-line>" 2', '# 1 "s.cu"', "int a;", '# 1 "<x>"', "#define C cub",
+                "C::Sum();", ""])
+            ps = tokencheck.parse_output(text, (cwd / "s.cu").resolve(), cwd, "host")
+            self.assertIn(("Sum", 2), [(t.text, t.line) for t in ps.tokens])
+            self.assertEqual(ps.renames, [(2, "<x>")])
+            self.assertEqual([d.name for d in ps.defines], ["C"])
+
+    def test_line_directives_across_splices_and_comments(self):
+        for text, line in [('int a;\n#li\\\nne 1 "<x>"\n', 2), ('#\\\nline 1\n', 1),
+                           ('a;\nb;\n# /* one\n two */ line 9\n', 3), ("/* */ %:line 9\n", 1),
+                           ('#\\\n 1 "<x>"\n', 1)]:
+            with self.subTest(text=text):
+                self.assertEqual(tokencheck.raw_line_directive(text), line)
+        for text in ['const char* s = R"x(\n#line 2\n)x";\n', "// c \\\n#line 4\n",
+                     'int a; /* */ #line\n', 'const char* s = "#line 1";\n']:
+            with self.subTest(text=text):
+                self.assertIsNone(tokencheck.raw_line_directive(text))
+
+    def test_digraphs_and_raw_string_delimiters(self):
+        toks: list = []
+        tokencheck.lex_line('<:<:gnu::shared:>:> int s<%2%>; std::vector<::std::string> v;', 1, None, toks)
+        self.assertEqual([t.text for t in toks][:7], ["[", "[", "gnu", "::", "shared", "]", "]"])
+        self.assertIn("{", [t.text for t in toks])
+        self.assertEqual([t.text for t in toks][-8:-4], ["<", "::", "std", "::"])
+        toks = []
+        tokencheck.lex_line('auto q = R""(")""; cub::x();', 1, None, toks)
+        self.assertEqual([t.text for t in toks if t.kind == "id"], ["auto", "q", "cub", "x"])
 
     def test_uses_resolve_aliases_and_attributes(self):
         toks: list = []
