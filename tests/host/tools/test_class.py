@@ -22,6 +22,7 @@ import io
 import json
 import os
 import re
+import shutil
 import stat
 import subprocess
 import sys
@@ -756,6 +757,26 @@ class MergeAndSlurmTest(unittest.TestCase):
         code, err, _, _ = self.merge(tasks)
         self.assertIn("results.json is larger than 8388608 bytes", err)
 
+    def test_names_that_are_not_utf8(self):
+        """A submission, or a file in it, whose name is not UTF-8 (bytes that Python reads as
+        lone surrogates) is graded like any other: no crash of the class run, no lost report."""
+        (self.subs / "ann" / "notes\udcfe.txt").write_bytes(b"x")   # an honest Latin-1 name
+        bad = Path(os.fsdecode(os.fsencode(self.subs) + b"/b\xffob"))
+        shutil.copytree(self.subs / "cy", bad)
+        out = self.tmp / "out"
+        code, _, err = self.course.grade("--submissions", str(self.subs), "--out", str(out), "-q")
+        self.assertEqual(code, 0, err)
+        rows = {r["student"]: r for r in csv.DictReader(io.StringIO(
+            (out / "gradebook.csv").read_text()))}
+        self.assertEqual(rows["b\\xffob"]["total"], "15.0")
+        self.assertEqual(rows["ann"]["total"], "15.0")
+        self.assertIn("notes\\xfe.txt", (out / "students" / "ann" / "report.md").read_text())
+        self.assertTrue((out / "students" / "b_ob" / "report.md").is_file())
+        code, err, rows, merged = self.merge(out)
+        self.assertEqual((code, err), (0, ""))
+        self.assertEqual(rows["b\\xffob"]["total"], "15.0")
+        self.assertEqual(len(list((merged / "students").iterdir())), 4)
+
     def test_slurm_scripts(self):
         out = self.tmp / "out"
         code, stdout, _ = self.course.grade("--submissions", str(self.subs), "--out", str(out),
@@ -1433,6 +1454,11 @@ class HostileNamesTest(unittest.TestCase):
         self.assertEqual(escape.one_line("x\n  alice: 10.0 points\t"), "x?  alice: 10.0 points?")
         # a bare CR ends a row in a spreadsheet: its cell (and row) is quoted
         self.assertEqual(escape.csv_text([["a", "b"], ["x\r=1+2", "1"]]), 'a,b\n"x\r=1+2","1"\n')
+        # a name that is not UTF-8 (surrogate escapes) shows its bytes, and can be written
+        self.assertEqual(escape.md_text("b\udcffob"), "b\\\\xffob")
+        self.assertEqual(escape.csv_cell("=\udcfe\ud800"), "'=\\xfe?")
+        self.assertEqual(escape.one_line("a\udcff"), "a\\xff")
+        escape.md_block("x\udcff")[1].encode()
 
 
 class HiddenWordsTest(unittest.TestCase):
