@@ -735,6 +735,8 @@ class MergeAndSlurmTest(unittest.TestCase):
             (lambda d: d.update(score=99.0), "score is not the sum"),
             (lambda d: d["cudalab"].update(student="ann"), "student id does not match its folder"),
             (lambda d: d["cudalab"]["exercises"][0].update(reason=["x"]), "reason is not a text"),
+            (lambda d: d["cudalab"]["exercises"][0].update(ratio="=1+1"), "ratio is not a speed ratio"),
+            (lambda d: d["cudalab"]["exercises"][0].update(ratio=-2.0), "ratio is not a speed ratio"),
         ]
         original = (bob / "results.json").read_text()
         report = (bob / "report.md").read_bytes()
@@ -752,10 +754,40 @@ class MergeAndSlurmTest(unittest.TestCase):
                 self.assertIn("ann: results.json cannot be opened", err)
                 self.assertIn("can be read or written by others (mode 644", err)
                 shutil.rmtree(merged)
+        # NaN and Infinity are not JSON: refused wherever they stand, signed or not
+        for const in ("NaN", "Infinity", "-Infinity"):
+            with self.subTest(const=const):
+                text = original.replace('"score": ', f'"extra": {const}, "score": ', 1).encode()
+                (bob / "results.json").write_bytes(text)
+                signing.sign(key, bob, {"results.json": text, "report.md": report})
+                code, err, rows, merged = self.merge(tasks)
+                self.assertIn(f"results.json is not JSON ({const} is not a number of JSON)", err)
+                shutil.rmtree(merged)
         big = b" " * (9 << 20)
         (bob / "results.json").write_bytes(big)
         code, err, _, _ = self.merge(tasks)
         self.assertIn("results.json is larger than 8388608 bytes", err)
+
+    def test_merge_one_record_per_folder_name(self):
+        """Two runs with ids that share a folder name ('al x' and 'al_x') merge into one record,
+        the later, and a warning that names both: never two rows over one students/ folder."""
+        runs = self.tmp / "runs"
+        for run, name, behave in (("r1", "al x", "pass"), ("r2", "al_x", "fail")):
+            d = self.tmp / run / name / "01-demo"
+            d.mkdir(parents=True)
+            (d / "alpha.cu").write_text(src(behave))
+            (d / "beta.cu").write_text(src("pass"))
+            code, _, err = self.course.grade("--submissions", str(self.tmp / run), "--out",
+                                             str(runs / run), "-q")
+            self.assertEqual(code, 0, err)
+        code, err, rows, merged = self.merge(runs)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(set(rows), {"al_x"})
+        self.assertIn("student 'al_x': " + str(runs / "r2" / "students" / "al_x") + " replaces "
+                      + str(runs / "r1" / "students" / "al_x") + " (student 'al x'): the later "
+                      "folder wins", err)
+        record = json.loads((merged / "students" / "al_x" / "results.json").read_text())
+        self.assertEqual(record["cudalab"]["student"], "al_x")
 
     def test_names_that_are_not_utf8(self):
         """A submission, or a file in it, whose name is not UTF-8 (bytes that Python reads as
