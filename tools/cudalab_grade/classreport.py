@@ -38,7 +38,7 @@ from pathlib import Path
 
 from . import signing
 from .submissions import safe_name
-from .escape import csv_text, md_code, md_text
+from .escape import csv_text, md_code, md_text, one_line
 from .grading import SANITIZER_TOOLS
 
 STATUS_WORDS = {
@@ -70,6 +70,10 @@ def _number(v, lo: float, hi: float) -> bool:
 
 def _text(v, limit: int = 1 << 16) -> bool:
     return isinstance(v, str) and len(v) <= limit
+
+
+# speed ratios of an exercise (grading.Result): a positive number, or null when not timed
+_RATIOS = ("ratio", "ratio_raw")
 
 
 def validate(data, folder_name: str, known: dict) -> str | None:
@@ -134,6 +138,9 @@ def validate(data, folder_name: str, known: dict) -> str | None:
             return f"exercise {ex.id}: reason is not a text"
         if e.get("perf_verdict") == "implausible" and e["perf_points"] > 0:
             return f"exercise {ex.id}: speed points for a speed refused as implausible"
+        for k in _RATIOS:
+            if e.get(k) is not None and not _number(e[k], 0, 1e9):
+                return f"exercise {ex.id}: {k} is not a speed ratio"
         h = e.get("hidden_tests")
         if h is not None and (not isinstance(h, int) or isinstance(h, bool) or h < 0):
             return f"exercise {ex.id}: hidden_tests is not a count"
@@ -181,13 +188,28 @@ def load_records(folders: list[Path], known: dict) -> tuple[list[dict], list[str
                     warnings.append(f"{sdir}: {got}; skipped")
                     continue
                 data, files = got
-                sid = data["cudalab"]["student"]
-                if sid in found:
-                    warnings.append(f"student {sid}: {sdir} replaces {where[sid]}")
-                found[sid], where[sid], contents[sid] = data, sdir, files
+                # one record per students/<name> folder: two ids with the same folder name
+                # ('a b' and 'a_b', from two runs) would share one folder of the merge
+                name = sdir.name
+                if name in found:
+                    warnings.append(f"student {_said(data)}: {sdir} replaces {where[name]} "
+                                    f"(student {_said(found[name])}): the later folder wins")
+                found[name], where[name] = data, sdir
+                contents[data["cudalab"]["student"]] = files
             seeds.update(secret.seeds)
-    records = [found[k] for k in sorted(found)]
+    records = sorted(found.values(), key=lambda r: r["cudalab"]["student"])
     return records, warnings, {"files": contents, "seeds": sorted(seeds)}
+
+
+def _said(record: dict) -> str:
+    """A record's student id for a warning: quoted, on one line."""
+    return repr(one_line(record["cudalab"]["student"]))
+
+
+def _no_constant(name: str):
+    """json.loads's parse_constant: NaN, Infinity and -Infinity are not JSON, and no number
+    the grader writes."""
+    raise ValueError(f"{name} is not a number of JSON")
 
 
 def _load_one(sdir: Path, key: bytes, known: dict):
@@ -205,7 +227,7 @@ def _load_one(sdir: Path, key: bytes, known: dict):
     except signing.Untrusted as e:
         return str(e)
     try:
-        data = json.loads(files["results.json"])
+        data = json.loads(files["results.json"], parse_constant=_no_constant)
     except ValueError as e:
         return f"results.json is not JSON ({e})"
     why = validate(data, sdir.name, known)

@@ -12,6 +12,9 @@ and a spreadsheet reads a bare CR as the end of a row: a new row whose first
 cell would be a formula of the student's making). Everywhere, the
 bidirectional overrides, embeddings and isolates become '?', so that no name
 shows in another order than it reads; on the terminal, newlines and tabs too.
+A name that is not UTF-8 (a file or folder name of bytes, which Python reads as
+lone surrogates) shows its bytes as `\\xNN`: such a string cannot be written as
+UTF-8 at all, and one of them in a student id used to stop the whole class run.
 """
 from __future__ import annotations
 
@@ -28,11 +31,26 @@ _BIDI = re.compile(r"[\u202a-\u202e\u2066-\u2069]")
 # underscore stays as it is, for the names of identifiers (emphasis by '_' is cosmetic at worst).
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~#!{}])")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# lone surrogates: the bytes of a name that is not UTF-8 (os.fsdecode's surrogateescape, U+DC80-
+# U+DCFF) and any other half of a pair, none of which UTF-8 can encode
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _surrogate(m: re.Match) -> str:
+    c = ord(m.group())
+    return f"\\x{c - 0xDC00:02x}" if 0xDC80 <= c <= 0xDCFF else "?"
+
+
+def utf8_safe(text: str) -> str:
+    """text that UTF-8 can encode: each byte of a non-UTF-8 name (a surrogate escape) becomes
+    the four characters \\xNN, any other lone surrogate '?'."""
+    return _SURROGATE.sub(_surrogate, text)
 
 
 def printable(text: str) -> str:
-    """text without control characters (a terminal's escape sequences, NULs): each becomes '?'."""
-    return _CONTROL.sub("?", text)
+    """text without control characters (a terminal's escape sequences, NULs): each becomes '?';
+    UTF-8-safe (utf8_safe)."""
+    return _CONTROL.sub("?", utf8_safe(text))
 
 
 def one_line(text: str) -> str:
@@ -68,7 +86,7 @@ def md_block(text: str) -> list[str]:
 
 def csv_cell(value) -> str:
     """A CSV cell that no spreadsheet runs as a formula (OWASP CSV injection)."""
-    text = _BIDI.sub("?", str(value))
+    text = _BIDI.sub("?", utf8_safe(str(value)))
     if text.startswith(_FORMULA_START):
         return "'" + text
     return text

@@ -22,6 +22,7 @@ import io
 import json
 import os
 import re
+import shutil
 import stat
 import subprocess
 import sys
@@ -734,6 +735,8 @@ class MergeAndSlurmTest(unittest.TestCase):
             (lambda d: d.update(score=99.0), "score is not the sum"),
             (lambda d: d["cudalab"].update(student="ann"), "student id does not match its folder"),
             (lambda d: d["cudalab"]["exercises"][0].update(reason=["x"]), "reason is not a text"),
+            (lambda d: d["cudalab"]["exercises"][0].update(ratio="=1+1"), "ratio is not a speed ratio"),
+            (lambda d: d["cudalab"]["exercises"][0].update(ratio=-2.0), "ratio is not a speed ratio"),
         ]
         original = (bob / "results.json").read_text()
         report = (bob / "report.md").read_bytes()
@@ -751,10 +754,60 @@ class MergeAndSlurmTest(unittest.TestCase):
                 self.assertIn("ann: results.json cannot be opened", err)
                 self.assertIn("can be read or written by others (mode 644", err)
                 shutil.rmtree(merged)
+        # NaN and Infinity are not JSON: refused wherever they stand, signed or not
+        for const in ("NaN", "Infinity", "-Infinity"):
+            with self.subTest(const=const):
+                text = original.replace('"score": ', f'"extra": {const}, "score": ', 1).encode()
+                (bob / "results.json").write_bytes(text)
+                signing.sign(key, bob, {"results.json": text, "report.md": report})
+                code, err, rows, merged = self.merge(tasks)
+                self.assertIn(f"results.json is not JSON ({const} is not a number of JSON)", err)
+                shutil.rmtree(merged)
         big = b" " * (9 << 20)
         (bob / "results.json").write_bytes(big)
         code, err, _, _ = self.merge(tasks)
         self.assertIn("results.json is larger than 8388608 bytes", err)
+
+    def test_merge_one_record_per_folder_name(self):
+        """Two runs with ids that share a folder name ('al x' and 'al_x') merge into one record,
+        the later, and a warning that names both: never two rows over one students/ folder."""
+        runs = self.tmp / "runs"
+        for run, name, behave in (("r1", "al x", "pass"), ("r2", "al_x", "fail")):
+            d = self.tmp / run / name / "01-demo"
+            d.mkdir(parents=True)
+            (d / "alpha.cu").write_text(src(behave))
+            (d / "beta.cu").write_text(src("pass"))
+            code, _, err = self.course.grade("--submissions", str(self.tmp / run), "--out",
+                                             str(runs / run), "-q")
+            self.assertEqual(code, 0, err)
+        code, err, rows, merged = self.merge(runs)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(set(rows), {"al_x"})
+        self.assertIn("student 'al_x': " + str(runs / "r2" / "students" / "al_x") + " replaces "
+                      + str(runs / "r1" / "students" / "al_x") + " (student 'al x'): the later "
+                      "folder wins", err)
+        record = json.loads((merged / "students" / "al_x" / "results.json").read_text())
+        self.assertEqual(record["cudalab"]["student"], "al_x")
+
+    def test_names_that_are_not_utf8(self):
+        """A submission, or a file in it, whose name is not UTF-8 (bytes that Python reads as
+        lone surrogates) is graded like any other: no crash of the class run, no lost report."""
+        (self.subs / "ann" / "notes\udcfe.txt").write_bytes(b"x")   # an honest Latin-1 name
+        bad = Path(os.fsdecode(os.fsencode(self.subs) + b"/b\xffob"))
+        shutil.copytree(self.subs / "cy", bad)
+        out = self.tmp / "out"
+        code, _, err = self.course.grade("--submissions", str(self.subs), "--out", str(out), "-q")
+        self.assertEqual(code, 0, err)
+        rows = {r["student"]: r for r in csv.DictReader(io.StringIO(
+            (out / "gradebook.csv").read_text()))}
+        self.assertEqual(rows["b\\xffob"]["total"], "15.0")
+        self.assertEqual(rows["ann"]["total"], "15.0")
+        self.assertIn("notes\\xfe.txt", (out / "students" / "ann" / "report.md").read_text())
+        self.assertTrue((out / "students" / "b_ob" / "report.md").is_file())
+        code, err, rows, merged = self.merge(out)
+        self.assertEqual((code, err), (0, ""))
+        self.assertEqual(rows["b\\xffob"]["total"], "15.0")
+        self.assertEqual(len(list((merged / "students").iterdir())), 4)
 
     def test_slurm_scripts(self):
         out = self.tmp / "out"
@@ -1433,6 +1486,11 @@ class HostileNamesTest(unittest.TestCase):
         self.assertEqual(escape.one_line("x\n  alice: 10.0 points\t"), "x?  alice: 10.0 points?")
         # a bare CR ends a row in a spreadsheet: its cell (and row) is quoted
         self.assertEqual(escape.csv_text([["a", "b"], ["x\r=1+2", "1"]]), 'a,b\n"x\r=1+2","1"\n')
+        # a name that is not UTF-8 (surrogate escapes) shows its bytes, and can be written
+        self.assertEqual(escape.md_text("b\udcffob"), "b\\\\xffob")
+        self.assertEqual(escape.csv_cell("=\udcfe\ud800"), "'=\\xfe?")
+        self.assertEqual(escape.one_line("a\udcff"), "a\\xff")
+        escape.md_block("x\udcff")[1].encode()
 
 
 class HiddenWordsTest(unittest.TestCase):
