@@ -341,6 +341,13 @@ HARNESS_NAMESPACES = ("cudalab::remote::", "cudalab::test::", "cudalab::bench::"
 # not define itself (strong: an explicit specialization the runner's calls would reach).
 LIBRARY_NAMESPACES = ("std::", "__gnu_cxx::", "__cxxabiv1::")
 _STRONG = frozenset("TDBRG")
+# Code (a function). A global variable at file scope has no mangled name either (an
+# honest `int counter;` outside any namespace): it interposes only where it takes a C
+# library variable's name or a name reserved to the implementation (a leading _).
+_CODE = frozenset("TWi")
+C_LIBRARY_DATA = frozenset({"stdin", "stdout", "stderr", "environ", "optarg", "optind", "opterr",
+                            "optopt", "timezone", "daylight", "tzname", "signgam",
+                            "program_invocation_name", "program_invocation_short_name"})
 
 
 def parse_definitions(lines: list[str]) -> list[tuple[str, str]]:
@@ -365,9 +372,13 @@ def interposing_definition(defs: list[tuple[str, str]]) -> tuple[str, str] | Non
     function, main), anything in the harness's namespaces, a strong definition in the C++
     library's. None when there is none. The compiler's own (DW.ref.*) are left out."""
     plain = [(k, n) for k, n in defs if not n.startswith("_Z") and "." not in n]
-    if plain:
-        return plain[0][1], "has C linkage (extern \"C\"), so it can take the place of a C library " \
-                            "or CUDA runtime function of the same name that the runner calls"
+    for kind, name in plain:
+        if kind in _CODE:
+            return name, "has C linkage (extern \"C\"), so it can take the place of a C library " \
+                         "or CUDA runtime function of the same name that the runner calls"
+        if name.startswith("_") or name in C_LIBRARY_DATA:
+            return name, "is a variable of the C library's (or a reserved name), which the runner's " \
+                         "code would then read"
     mangled = [(k, n) for k, n in defs if n.startswith("_Z")]
     for (kind, raw), name in zip(mangled, demangle([n for _, n in mangled])):
         if name.startswith(HARNESS_NAMESPACES):

@@ -873,10 +873,14 @@ class ObjectCheckTest(unittest.TestCase):
               "iteratorIPiS1_EEDpOT_",
               "0000000000000000 V DW.ref.__gxx_personality_v0"]
         self.assertIsNone(objcheck.interposing_definition(objcheck.parse_definitions(nm)))
+        # An honest global variable outside any namespace has no mangled name either.
+        self.assertIsNone(objcheck.interposing_definition(objcheck.parse_definitions(
+            nm + ["0000000000000010 B host_counter", "0000000000000018 D g_blocks"])))
         for extra, name, why in [
                 ("0000000000000010 T send", "send", "C linkage"),
                 ("0000000000000010 T main", "main", "C linkage"),
-                ("0000000000000010 B some_global", "some_global", "C linkage"),
+                ("0000000000000010 D stdout", "stdout", "C library"),
+                ("0000000000000010 B __environ", "__environ", "C library"),
                 ("0000000000000010 W _ZN7cudalab6remote4wire12send_messageEiNS1_4KindEPKvmRKSt6vectorIiSaIiEE",
                  "cudalab::remote::wire::send_message", "harness"),
                 ("0000000000000010 T _ZNSt6vectorIiSaIiEE9push_backERKi", "std::vector<int", "strong")]:
