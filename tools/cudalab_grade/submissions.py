@@ -464,6 +464,9 @@ def _unpack_zip(f, size: int, dest: Path, limits: Limits) -> None:
                 raise Rejected(f"archive member '{info.filename}' is not a regular file")
             if info.is_dir() or kind == stat.S_IFDIR:
                 continue
+            if info.flag_bits & 0x1:  # general purpose bit 0: the member is encrypted
+                raise Rejected(f"archive member '{info.filename}' is encrypted (a zip with a "
+                               "password): hand in the archive without a password")
             if info.file_size > limits.max_member:
                 raise Rejected(f"archive member '{info.filename}' is larger than "
                                f"{limits.max_member} bytes")

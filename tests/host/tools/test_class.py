@@ -1572,6 +1572,15 @@ class ArchiveTest(unittest.TestCase):
         self.assertEqual((self.tmp / "d2" / "w" / "01-demo" / "beta.cu").read_text(), "b")
         self.assertEqual(self.entry(p).student, "s2")
 
+    def test_encrypted_zip_member(self):
+        p = self.zip("enc.zip", [("01-demo/alpha.cu", "a")])
+        data = bytearray(p.read_bytes())
+        for sig, flags in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):  # local and central headers
+            at = data.index(sig)
+            data[at + flags] |= 0x1
+        p.write_bytes(bytes(data))
+        self.assertIn("is encrypted", self.rejected(p))
+
     def test_zip_traversal_absolute_link(self):
         self.assertIn("climbs out", self.rejected(self.zip("t.zip", [("../x", "1")])))
         self.assertIn("climbs out", self.rejected(self.zip("t2.zip", [("a/../../x", "1")])))
