@@ -105,7 +105,7 @@ def run_class(co: ClassOptions, say) -> tuple[int, list[dict]]:
     shared_dir = co.shared_dir or (co.out / "shared")
     sb = classbuild.prepare_shared(co.root, shared_dir, co.exercises, co.perf, co.hidden_dir,
                                    co.jobs, say, read_only=co.shared_dir is not None)
-    warnings = _hidden_warnings(co, sb, say)
+    warnings = _hidden_warnings(co, sb, say) + submissions.case_collisions(entries)
     for w in warnings:
         say(f"warning: {w}")
     say(f"instructor's build ready in {sb.seconds:g} s; grading {len(entries)} submission(s) "

@@ -103,6 +103,19 @@ def student_id(name: str) -> str:
     return name
 
 
+def case_collisions(entries: list[Entry]) -> list[str]:
+    """A warning for each group of student ids whose folder names differ only by case
+    (`Bob`, `bob`): graded apart here, their students/ folders would be one folder on a
+    case-insensitive file system (macOS, Windows), where one would overwrite the other."""
+    groups: dict[str, list[str]] = {}
+    for e in entries:
+        groups.setdefault(e.safe_id.casefold(), []).append(e.safe_id)
+    return [f"student ids {', '.join(sorted(set(ids)))} differ only by case: their folders under "
+            "students/ would be one folder on a case-insensitive file system (macOS, Windows); "
+            "keep the output on Linux, or rename a submission and grade it again"
+            for ids in groups.values() if len(set(ids)) > 1]
+
+
 def discover(folder: Path) -> list[Entry]:
     """Every entry of the submissions folder, sorted by name (dot files are skipped)."""
     entries: list[Entry] = []

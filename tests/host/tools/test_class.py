@@ -1646,6 +1646,20 @@ class ArchiveTest(unittest.TestCase):
         self.assertEqual(dup.kind, "bad")
         self.assertIn("same student id", dup.why)
 
+    def test_ids_that_differ_only_by_case(self):
+        """Bob and bob are graded apart, with a warning: on a case-insensitive file system
+        their students/ folders would be one."""
+        d = self.tmp / "subs"
+        d.mkdir()
+        for name in ("Bob", "bob", "ann"):
+            (d / name).mkdir()
+        entries = submissions.discover(d)
+        self.assertEqual({e.kind for e in entries}, {"dir"})
+        warnings = submissions.case_collisions(entries)
+        self.assertEqual(len(warnings), 1)
+        self.assertIn("Bob, bob differ only by case", warnings[0])
+        self.assertEqual(submissions.case_collisions(entries[:1]), [])
+
     def test_long_ids_fit_a_folder_name(self):
         """A duplicate's id joins two entry names (up to 500 characters): its folder name is
         bounded (start of the id, then a hash of all of it), so its report can be written."""
