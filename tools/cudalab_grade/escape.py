@@ -25,8 +25,9 @@ import re
 # control characters, and the bidirectional embeddings, overrides and isolates (U+202A-U+202E,
 # U+2066-U+2069: "Trojan Source"), which make a name or a line of code display in another order
 # than it reads (an id "\u202eecila" shows as "alice")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-_BIDI = re.compile(r"[\u202a-\u202e\u2066-\u2069]")
+_BIDI_CHARS = "\u202a-\u202e\u2066-\u2069"
+_CONTROL = re.compile(rf"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029{_BIDI_CHARS}]")
+_BIDI = re.compile(rf"[{_BIDI_CHARS}]")
 # Markup of any consequence (links, images, HTML, code, tables, headings) and emphasis by '*'; an
 # underscore stays as it is, for the names of identifiers (emphasis by '_' is cosmetic at worst).
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~#!{}])")

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import proc
+from .objcheck import VERSION_NAMESPACE
 
 PREPROCESS_TIMEOUT = 120.0     # seconds per preprocessor run (a course file takes < 1 s)
 PREPROCESS_MAX_RSS = 1 << 30   # bytes of host memory per preprocessor run (a course file: ~90 MiB)
@@ -747,11 +748,9 @@ _TYPE_NAMES = frozenset({"priority_queue", "set", "multiset", "map", "multimap",
                          "queue", "stack", "vector", "list", "forward_list"})
 
 
-# Versioned namespaces that a library opens inline or pulls in with a using-directive
-# (libcu++'s cuda::std::__4, which its macro _CUDA_VSTD names; cooperative groups' __v1;
-# libstdc++'s __cxx11 and _V2; CUB's and Thrust's CUB_300000_SM_900_NS): a name reached
-# through one is the name without it.
-_VERSION_NAMESPACE = re.compile(r"^(?:__v?\d+|__cxx11|_V\d+|(?:CUB|THRUST)_\w*_NS)$")
+# Versioned namespaces (objcheck.VERSION_NAMESPACE): a name reached through one is the name
+# without it.
+_VERSION_NAMESPACE = re.compile(rf"^{VERSION_NAMESPACE}$")
 # Namespaces and names of a library's internals: detail namespaces and reserved names.
 _INTERNAL = re.compile(r"^(?:__\w*|details?)$")
 
