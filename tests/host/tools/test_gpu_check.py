@@ -7,6 +7,8 @@ import io
 import json
 import sys
 import tempfile
+import threading
+import time
 import unittest
 from unittest import mock
 from pathlib import Path
@@ -614,6 +616,70 @@ print("========= ERROR SUMMARY: 0 errors")
             self.assertNotIn("--solutions", calls[2][0])
             self.assertEqual(rec["details"]["per_profile"]["t4"]["solutions"]["points"], 10)
             self.assertEqual(rec["details"]["per_profile"]["t4"]["starter"]["points"], 0)
+
+    def test_profiles_step_runs_one_profile_per_gpu_at_a_time(self):
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            (d / "b").mkdir()
+            (d / "b" / "CTestTestfile.cmake").write_text("")
+            ctx = gcctx.Context(ROOT, d / "b", 1, "abc", None)
+            ctx.env = {k: v for k, v in ctx.env.items() if k != "CUDA_VISIBLE_DEVICES"}
+            ctx.profiles = ["t4", "a100", "rtx3090", "h100"]
+            seen, busy, lock = [], {}, threading.Lock()
+
+            def fake_run(ctx_, argv, log, env=None, timeout=None):
+                env = env or {}
+                gpu, prof = env.get("CUDA_VISIBLE_DEVICES"), env.get("CUDALAB_DEVICE_PROFILE")
+                with lock:
+                    self.assertNotIn(gpu, [g for g, who in busy.items() if who and who != prof])
+                    busy[gpu] = prof
+                    seen.append((prof, gpu))
+                time.sleep(0.02)
+                if argv[0] == "ctest":
+                    Path(argv[argv.index("--output-junit") + 1]).write_text(JUNIT.replace(
+                        'failures="1"', 'failures="0"'))
+                    rc = 0
+                else:
+                    solutions = "--solutions" in argv
+                    Path(argv[argv.index("--json") + 1]).write_text(json.dumps(grade_json(
+                        [ex("2.7", "passed" if solutions else "failed", 10 if solutions else 0, 0, 10)])))
+                    rc = 0 if solutions else 1
+                with lock:
+                    if "--solutions" not in argv and argv[0] != "ctest":
+                        busy[gpu] = None  # the starter is the profile's last run
+                return rc, "", 1.0
+            rec = {"status": "failed", "summary": "", "messages": [], "details": {}}
+            with mock.patch.object(gcctx.Context, "run", fake_run):
+                gcsteps.step_profiles(ctx, rec, lambda: None, {"gpu_present": True, "gpus": ["H100", "H100"]})
+            self.assertEqual(rec["details"]["gpus_used"], 2)
+            for prof in ctx.profiles:
+                self.assertEqual(rec["details"]["per_profile"][prof]["solutions"]["points"], 10)
+            by_profile = {}
+            for prof, gpu in seen:
+                by_profile.setdefault(prof, set()).add(gpu)
+            self.assertEqual(sorted(by_profile), sorted(ctx.profiles))
+            for prof, gpus in by_profile.items():  # each profile's runs stay on one GPU
+                self.assertEqual(len(gpus), 1, prof)
+                self.assertTrue(gpus <= {"0", "1"}, gpus)
+            self.assertEqual(list(rec["details"]["per_profile"]), ctx.profiles)  # the table's order
+
+    def test_class_gradings_spread_over_every_gpu(self):
+        ctx = gcctx.Context(ROOT, ROOT / "build", 1, "abc", None)
+        ctx.parallel = 3
+        flags = gcclass.graded_flags(ctx, Path("/s"), 30)
+        self.assertNotIn("--gpus", flags)  # one GPU: the grader's default
+        ctx.gpus = ["0", "1", "2", "3"]
+        flags = gcclass.graded_flags(ctx, Path("/s"), 30)
+        self.assertEqual(flags[flags.index("--gpus") + 1], "0,1,2,3")
+        self.assertEqual(flags[flags.index("--per-gpu") + 1], "3")
+
+    def test_gpu_slots(self):
+        ctx = gcctx.Context(ROOT, ROOT / "build", 1, "abc", None)
+        ctx.env = dict(ctx.env, CUDA_VISIBLE_DEVICES="2,3")
+        self.assertEqual(gcctx.gpu_slots(ctx, {"gpus": ["a"] * 4}), ["2", "3"])
+        ctx.env.pop("CUDA_VISIBLE_DEVICES")
+        self.assertEqual(gcctx.gpu_slots(ctx, {"gpus": ["a"] * 3}), ["0", "1", "2"])
+        self.assertEqual(gcctx.gpu_slots(ctx, {"gpus": []}), [])
 
     def test_bad_profile_is_a_usage_error(self):
         with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as cm:

@@ -80,8 +80,10 @@ def class_grader(ctx: Context, script: str, ids: list[str], subs: Path, out: Pat
 
 def graded_flags(ctx: Context, shared: Path, timeout: float) -> list[str]:
     """The flags of a grading after --prepare-only: its shared build, --parallel submissions
-    at once on the GPU, a time limit per test program."""
-    return ["--shared-build", str(shared), "--per-gpu", str(ctx.parallel), "--timeout", f"{timeout:g}"]
+    at once on each GPU (every GPU of the machine: ctx.gpus, when there are several), a time
+    limit per test program."""
+    gpus = ["--gpus", ",".join(ctx.gpus)] if len(ctx.gpus) > 1 else []
+    return ["--shared-build", str(shared), "--per-gpu", str(ctx.parallel), *gpus, "--timeout", f"{timeout:g}"]
 
 
 def grade_class(ctx: Context, rec: dict, logs: Path, subs: Path, ids: list[str], graded: Path,

@@ -113,6 +113,7 @@ class Context:
         self.bench_programs = ""
         self.sanitize_programs = ""
         self.parallel = 4
+        self.gpus: list[str] = []  # CUDA_VISIBLE_DEVICES values of the GPUs to spread work over
         self.racecheck_shards = 4
         self.chapters: list[str] = []  # chapter directories; empty = all
         self.profiles: list[str] = list(DEFAULT_PROFILES)  # the profiles step's device profiles
@@ -178,6 +179,15 @@ class Context:
                 f.write(f"\ngpu-check: timed out after {timeout} s\n")
         rc = 124 if p.timed_out or p.returncode is None else p.returncode
         return rc, log.read_text(errors="replace"), p.seconds
+
+
+def gpu_slots(ctx: Context, env_info: dict) -> list[str]:
+    """The GPUs this run may use, as CUDA_VISIBLE_DEVICES values: those the environment
+    names, else one per GPU nvidia-smi lists."""
+    vis = (ctx.env.get("CUDA_VISIBLE_DEVICES") or "").strip()
+    if vis:
+        return [v.strip() for v in vis.split(",") if v.strip()]
+    return [str(i) for i in range(len(env_info.get("gpus") or []))]
 
 
 def tail(text: str, lines: int = 15) -> str:

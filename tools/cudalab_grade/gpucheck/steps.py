@@ -2,10 +2,13 @@
 which runs any step and keeps its record whatever happens."""
 from __future__ import annotations
 
+import concurrent.futures
 import json
+import queue
 import re
 import shutil
 import sys
+import threading
 import time
 import traceback
 import xml.etree.ElementTree as ET
@@ -13,7 +16,7 @@ import xml.etree.ElementTree as ET
 from ..grading import EXIT_NO_GPU, PROFILE_ENV  # the grader's no-GPU exit status, profile variable
 from .bench import step_bench
 from .classsteps import step_class, step_mutation, step_partial, step_redteam
-from .context import NO_DEVICE, Context, Interrupted, tail, utc_now
+from .context import NO_DEVICE, Context, Interrupted, gpu_slots, tail, utc_now
 from .portability import step_portability
 from .results import (GradeFormatError, ctest_summary_line, evaluate_profile_solutions,
                       evaluate_solutions, evaluate_starter, expected_max_points, fmt_points,
@@ -103,8 +106,62 @@ def step_test(ctx: Context, rec: dict, progress, env_info: dict) -> None:
     rec["status"] = "passed" if ok else "failed"
 
 
+def profile_run(ctx: Context, name: str, env: dict, logs, progress) -> dict:
+    """One device profile: the chapter test programs, then the solutions (every exercise
+    passes) and the untouched starter (0 points), under env. -> the profile's record."""
+    grade = ctx.root / "tools" / "grade"
+    selectors = list(ctx.chapters) or ["all"]
+    r: dict = {"problems": []}
+    if env.get("CUDA_VISIBLE_DEVICES") and env.get("CUDA_VISIBLE_DEVICES") != ctx.env.get("CUDA_VISIBLE_DEVICES"):
+        r["gpu"] = env["CUDA_VISIBLE_DEVICES"]
+    # The chapter test programs (the host tests need no profile).
+    junit = (logs / f"ctest-{name}.xml").resolve()
+    argv = ["ctest", "--test-dir", str(ctx.build_dir), "--output-on-failure", "--no-tests=error",
+            "--output-junit", str(junit), "-j", str(ctx.parallel)]
+    argv += (["-R", "^(" + "|".join(map(re.escape, ctx.chapters)) + ")/"] if ctx.chapters
+             else ["-E", "^host/"])
+    rc, out, secs = ctx.run(argv, logs / f"ctest-{name}.log", env=env)
+    counts = None
+    if junit.exists():
+        try:
+            counts = parse_junit(junit.read_text(errors="replace"))
+        except ET.ParseError as e:
+            r["problems"].append(f"cannot parse {junit}: {e}")
+    counts = counts or parse_ctest_output(out)
+    r.update(rc=rc, seconds=round(secs, 1), counts=counts)
+    if counts is None:
+        r["problems"].append(f"tests: no counts from ctest (exit {rc}): {tail(out, 5)}")
+    else:
+        if counts["failed_names"]:
+            r["problems"].append("tests failed: " + ", ".join(counts["failed_names"]))
+        if counts["skipped"]:
+            r["problems"].append("tests skipped: " + ", ".join(counts["skipped_names"]))
+    progress()
+    runs = [("solutions", ["--solutions", "--fast"], evaluate_profile_solutions),
+            ("starter", ["--fast"], evaluate_starter)]
+    if ctx.starter_only:
+        runs = runs[1:]
+    for label, extra, evaluate in runs:
+        out_json = logs / f"grade-{name}-{label}.json"
+        argv = [sys.executable, str(grade), *selectors, "--build-dir", str(ctx.build_dir), "--no-build",
+                *extra, "--parallel", str(ctx.parallel), "--json", str(out_json)]
+        rc, out, secs = ctx.run(argv, logs / f"grade-{name}-{label}.log", env=env)
+        entry: dict = {"rc": rc, "seconds": round(secs, 1)}
+        try:
+            entry.update(evaluate(json.loads(out_json.read_text())))
+        except (OSError, ValueError, GradeFormatError) as e:
+            entry.update(passed=False, problems=[f"no usable grader JSON (exit {rc}): {e}"])
+        r[label] = {k: v for k, v in entry.items() if k != "exercises"}
+        r["problems"] += [f"{label}: {p}" for p in entry.get("problems", [])]
+        progress()
+    r["passed"] = (counts is not None and counts["total"] > 0 and counts["failed"] == 0
+                   and counts["skipped"] == 0 and not r["problems"])
+    return r
+
+
 def step_profiles(ctx: Context, rec: dict, progress, env_info: dict) -> None:
-    """Every chapter test program, the solutions and the starter under each device profile."""
+    """Every chapter test program, the solutions and the starter under each device profile;
+    with several GPUs, one profile per GPU at a time."""
     logs = ctx.step_logs("profiles")
     rec["details"]["profiles"] = ctx.profiles
     if ctx.chapters:
@@ -117,56 +174,34 @@ def step_profiles(ctx: Context, rec: dict, progress, env_info: dict) -> None:
         rec["messages"].append(f"{ctx.build_dir} is not configured: run the build step first")
         rec["summary"] = "not built"
         return
-    grade = ctx.root / "tools" / "grade"
-    selectors = list(ctx.chapters) or ["all"]
-    per_profile: dict = {}
-    for name in ctx.profiles:
-        env = dict(ctx.env, **{PROFILE_ENV: name})  # CUDALAB_DEVICE_PROFILE
-        r: dict = {"problems": []}
-        per_profile[name] = r
-        # The chapter test programs (the host tests need no profile).
-        junit = (logs / f"ctest-{name}.xml").resolve()
-        argv = ["ctest", "--test-dir", str(ctx.build_dir), "--output-on-failure", "--no-tests=error",
-                "--output-junit", str(junit), "-j", str(ctx.parallel)]
-        argv += (["-R", "^(" + "|".join(map(re.escape, ctx.chapters)) + ")/"] if ctx.chapters
-                 else ["-E", "^host/"])
-        rc, out, secs = ctx.run(argv, logs / f"ctest-{name}.log", env=env)
-        counts = None
-        if junit.exists():
-            try:
-                counts = parse_junit(junit.read_text(errors="replace"))
-            except ET.ParseError as e:
-                r["problems"].append(f"cannot parse {junit}: {e}")
-        counts = counts or parse_ctest_output(out)
-        r.update(rc=rc, seconds=round(secs, 1), counts=counts)
-        if counts is None:
-            r["problems"].append(f"tests: no counts from ctest (exit {rc}): {tail(out, 5)}")
-        else:
-            if counts["failed_names"]:
-                r["problems"].append("tests failed: " + ", ".join(counts["failed_names"]))
-            if counts["skipped"]:
-                r["problems"].append("tests skipped: " + ", ".join(counts["skipped_names"]))
-        progress()
-        # The solutions (every exercise passes) and the untouched starter (0 points).
-        runs = [("solutions", ["--solutions", "--fast"], evaluate_profile_solutions),
-                ("starter", ["--fast"], evaluate_starter)]
-        if ctx.starter_only:
-            runs = runs[1:]
-        for label, extra, evaluate in runs:
-            out_json = logs / f"grade-{name}-{label}.json"
-            argv = [sys.executable, str(grade), *selectors, "--build-dir", str(ctx.build_dir), "--no-build",
-                    *extra, "--parallel", str(ctx.parallel), "--json", str(out_json)]
-            rc, out, secs = ctx.run(argv, logs / f"grade-{name}-{label}.log", env=env)
-            entry: dict = {"rc": rc, "seconds": round(secs, 1)}
-            try:
-                entry.update(evaluate(json.loads(out_json.read_text())))
-            except (OSError, ValueError, GradeFormatError) as e:
-                entry.update(passed=False, problems=[f"no usable grader JSON (exit {rc}): {e}"])
-            r[label] = {k: v for k, v in entry.items() if k != "exercises"}
-            r["problems"] += [f"{label}: {p}" for p in entry.get("problems", [])]
+    slots = gpu_slots(ctx, env_info)
+    rec["details"]["gpus_used"] = max(1, len(slots))
+    free: queue.Queue = queue.Queue()
+    for slot in slots or [None]:
+        free.put(slot)
+    lock = threading.Lock()
+
+    def locked_progress() -> None:
+        with lock:
             progress()
-        r["passed"] = (counts is not None and counts["total"] > 0 and counts["failed"] == 0
-                       and counts["skipped"] == 0 and not r["problems"])
+
+    def one(name: str) -> dict:
+        slot = free.get()
+        try:
+            env = dict(ctx.env, **{PROFILE_ENV: name})  # CUDALAB_DEVICE_PROFILE
+            if slot is not None and len(slots) > 1:
+                env["CUDA_VISIBLE_DEVICES"] = slot
+            r = profile_run(ctx, name, env, logs, locked_progress)
+            with lock:  # kept as it comes: an interrupted step still reports the finished ones
+                rec["details"].setdefault("per_profile", {})[name] = r
+                progress()
+            return r
+        finally:
+            free.put(slot)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(slots))) as pool:
+        per_profile: dict = dict(zip(ctx.profiles, pool.map(one, ctx.profiles)))
+    for name, r in per_profile.items():
         for p in r["problems"]:
             rec["messages"].append(f"{name}: {p}")
     rec["details"]["per_profile"] = per_profile
