@@ -586,36 +586,67 @@ print("========= ERROR SUMMARY: 0 errors")
             self.assertEqual(rec["details"]["profiles"], list(gcctx.DEFAULT_PROFILES))
             self.assertIn(gcctx.NO_DEVICE, rec["summary"])
 
-    def test_profiles_step_sets_the_profile_for_tests_and_grader(self):
+    def run_profiles_step(self, profile_ctest: bool, solution_status: str = "passed"):
         with tempfile.TemporaryDirectory() as d:
             d = Path(d)
             (d / "b").mkdir()
             (d / "b" / "CTestTestfile.cmake").write_text("")
             ctx = gcctx.Context(ROOT, d / "b", 1, "abc", None)
             ctx.profiles = ["t4"]
+            ctx.profile_ctest = profile_ctest
             calls = []
 
             def fake_run(ctx_, argv, log, env=None, timeout=None):
                 calls.append((argv, (env or {}).get("CUDALAB_DEVICE_PROFILE")))
                 if argv[0] == "ctest":
-                    Path(argv[argv.index("--output-junit") + 1]).write_text(JUNIT.replace(
-                        'failures="1"', 'failures="0"'))
+                    Path(argv[argv.index("--output-junit") + 1]).write_text(JUNIT)
                     return 0, "", 1.0
                 out = Path(argv[argv.index("--json") + 1])
                 solutions = "--solutions" in argv
-                out.write_text(json.dumps(grade_json([ex("2.7", "passed" if solutions else "failed",
+                status = solution_status if solutions else "failed"
+                points = 10 if status == "passed" else 0
+                out.write_text(json.dumps(grade_json([ex("2.7", status, points, 0, 10),
+                                                      ex("2.6", "passed" if solutions else "failed",
                                                          10 if solutions else 0, 0, 10)])))
                 return (0 if solutions else 1), "", 1.0
             rec = {"status": "failed", "summary": "", "messages": [], "details": {}}
             with mock.patch.object(gcctx.Context, "run", fake_run):
                 gcsteps.step_profiles(ctx, rec, lambda: None, {"gpu_present": True})
-            self.assertEqual([c[1] for c in calls], ["t4", "t4", "t4"])
-            self.assertIn("-E", calls[0][0])  # the host tests need no profile
-            self.assertIn("--fast", calls[1][0])
-            self.assertIn("--solutions", calls[1][0])
-            self.assertNotIn("--solutions", calls[2][0])
-            self.assertEqual(rec["details"]["per_profile"]["t4"]["solutions"]["points"], 10)
-            self.assertEqual(rec["details"]["per_profile"]["t4"]["starter"]["points"], 0)
+            return calls, rec
+
+    def test_profiles_step_sets_the_profile_for_the_grader(self):
+        calls, rec = self.run_profiles_step(profile_ctest=False)
+        self.assertEqual([c[1] for c in calls], ["t4", "t4"])
+        self.assertNotIn("ctest", [c[0][0] for c in calls])  # the grading runs every test program
+        self.assertIn("--fast", calls[0][0])
+        self.assertIn("--solutions", calls[0][0])
+        self.assertNotIn("--solutions", calls[1][0])
+        per = rec["details"]["per_profile"]["t4"]
+        self.assertEqual(per["solutions"]["points"], 20)
+        self.assertEqual(per["starter"]["points"], 0)
+        self.assertEqual((per["counts"]["total"], per["counts"]["passed"], per["counts"]["source"]),
+                         (2, 2, "grade"))
+        self.assertTrue(per["passed"], per["problems"])
+        self.assertEqual(rec["status"], "passed")
+        self.assertIn("2/2 (graded)", "\n".join(gcreport.profiles_table(rec["details"]["per_profile"])))
+
+    def test_profiles_step_fails_when_a_solution_fails_under_the_profile(self):
+        calls, rec = self.run_profiles_step(profile_ctest=False, solution_status="failed")
+        per = rec["details"]["per_profile"]["t4"]
+        self.assertEqual((per["counts"]["passed"], per["counts"]["failed"]), (1, 1))
+        self.assertFalse(per["passed"])
+        self.assertEqual(rec["status"], "failed")
+        self.assertTrue(any("2.7" in m for m in rec["messages"]), rec["messages"])
+
+    def test_profiles_step_with_ctest_runs_every_test_program_first(self):
+        calls, rec = self.run_profiles_step(profile_ctest=True)
+        self.assertEqual([c[1] for c in calls], ["t4", "t4", "t4"])
+        self.assertEqual(calls[0][0][0], "ctest")
+        self.assertIn("-E", calls[0][0])  # the host tests need no profile
+        per = rec["details"]["per_profile"]["t4"]
+        self.assertNotEqual(per["counts"].get("source"), "grade")
+        self.assertFalse(per["passed"])  # the JUNIT fixture has a failed test program
+        self.assertTrue(any("tests failed" in m for m in rec["messages"]), rec["messages"])
 
     def test_profiles_step_runs_one_profile_per_gpu_at_a_time(self):
         with tempfile.TemporaryDirectory() as d:

@@ -113,6 +113,7 @@ class Context:
         self.bench_programs = ""
         self.sanitize_programs = ""
         self.parallel = 4
+        self.profile_ctest = False  # profiles: ctest's every test program besides the grading
         self.gpus: list[str] = []  # CUDA_VISIBLE_DEVICES values of the GPUs to spread work over
         self.racecheck_shards = 4
         self.chapters: list[str] = []  # chapter directories; empty = all

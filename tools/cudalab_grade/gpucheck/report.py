@@ -16,11 +16,13 @@ from .state import step_ok
 
 def profiles_table(per_profile: dict) -> list[str]:
     """The profiles step's table: profile x (tests, solution points, starter points)."""
-    lines = ["| profile | tests passed | solutions (correctness points) | starter points | result |",
+    lines = ["| profile | test programs passed | solutions (correctness points) | starter points | result |",
              "| --- | ---: | ---: | ---: | --- |"]
     for name, r in per_profile.items():
         c = r.get("counts") or {}
         tests = f"{c['passed']}/{c['total']}" if c else "—"
+        if c and c.get("source") == "grade":
+            tests += " (graded)"
         sol, sta = r.get("solutions", {}), r.get("starter", {})
         sol_fig = f"{fmt_points(sol['points'])}/{fmt_points(sol['max_points'])}" if "points" in sol else "error"
         sta_fig = fmt_points(sta["points"]) if "points" in sta else "error"

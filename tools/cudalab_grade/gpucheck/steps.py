@@ -13,7 +13,7 @@ import time
 import traceback
 import xml.etree.ElementTree as ET
 
-from ..grading import EXIT_NO_GPU, PROFILE_ENV  # the grader's no-GPU exit status, profile variable
+from ..grading import EXIT_NO_GPU, PASSED, PROFILE_ENV  # the grader's no-GPU exit status, profile variable
 from .bench import step_bench
 from .classsteps import step_class, step_mutation, step_partial, step_redteam
 from .context import NO_DEVICE, Context, Interrupted, gpu_slots, tail, utc_now
@@ -106,20 +106,13 @@ def step_test(ctx: Context, rec: dict, progress, env_info: dict) -> None:
     rec["status"] = "passed" if ok else "failed"
 
 
-def profile_run(ctx: Context, name: str, env: dict, logs, progress) -> dict:
-    """One device profile: the chapter test programs, then the solutions (every exercise
-    passes) and the untouched starter (0 points), under env. -> the profile's record."""
-    grade = ctx.root / "tools" / "grade"
-    selectors = list(ctx.chapters) or ["all"]
-    r: dict = {"problems": []}
-    if env.get("CUDA_VISIBLE_DEVICES") and env.get("CUDA_VISIBLE_DEVICES") != ctx.env.get("CUDA_VISIBLE_DEVICES"):
-        r["gpu"] = env["CUDA_VISIBLE_DEVICES"]
-    # The chapter test programs (the host tests need no profile).
+def profile_ctest(ctx: Context, name: str, env: dict, logs, r: dict):
+    """ctest's every chapter test program under one profile -> its counts (or None)."""
     junit = (logs / f"ctest-{name}.xml").resolve()
     argv = ["ctest", "--test-dir", str(ctx.build_dir), "--output-on-failure", "--no-tests=error",
             "--output-junit", str(junit), "-j", str(ctx.parallel)]
     argv += (["-R", "^(" + "|".join(map(re.escape, ctx.chapters)) + ")/"] if ctx.chapters
-             else ["-E", "^host/"])
+             else ["-E", "^host/"])  # the host tests need no profile
     rc, out, secs = ctx.run(argv, logs / f"ctest-{name}.log", env=env)
     counts = None
     if junit.exists():
@@ -128,15 +121,34 @@ def profile_run(ctx: Context, name: str, env: dict, logs, progress) -> dict:
         except ET.ParseError as e:
             r["problems"].append(f"cannot parse {junit}: {e}")
     counts = counts or parse_ctest_output(out)
-    r.update(rc=rc, seconds=round(secs, 1), counts=counts)
+    r.update(rc=rc, seconds=round(secs, 1))
     if counts is None:
         r["problems"].append(f"tests: no counts from ctest (exit {rc}): {tail(out, 5)}")
-    else:
-        if counts["failed_names"]:
-            r["problems"].append("tests failed: " + ", ".join(counts["failed_names"]))
-        if counts["skipped"]:
-            r["problems"].append("tests skipped: " + ", ".join(counts["skipped_names"]))
-    progress()
+    return counts
+
+
+def counts_from_grading(exercises: list[dict]) -> dict:
+    """Test-program counts from the solutions' grading: each exercise is one test program,
+    run with its exercise's filter, which selects every suite of the program that touches
+    the device (tests/host/tools/test_gpu_check checks it against the built programs)."""
+    failed = [f"{e['id']} {e.get('slug', '')}".strip() for e in exercises if e["status"] != PASSED]
+    return {"total": len(exercises), "passed": len(exercises) - len(failed), "failed": len(failed),
+            "skipped": 0, "failed_names": failed, "skipped_names": [], "source": "grade"}
+
+
+def profile_run(ctx: Context, name: str, env: dict, logs, progress) -> dict:
+    """One device profile: the solutions graded (every exercise passes; each exercise's test
+    program runs under the profile) and the untouched starter (0 points); with
+    --profile-ctest, first ctest's every chapter test program too. -> the profile's record."""
+    grade = ctx.root / "tools" / "grade"
+    selectors = list(ctx.chapters) or ["all"]
+    r: dict = {"problems": []}
+    if env.get("CUDA_VISIBLE_DEVICES") and env.get("CUDA_VISIBLE_DEVICES") != ctx.env.get("CUDA_VISIBLE_DEVICES"):
+        r["gpu"] = env["CUDA_VISIBLE_DEVICES"]
+    counts = None
+    if ctx.profile_ctest:
+        counts = profile_ctest(ctx, name, env, logs, r)
+        progress()
     runs = [("solutions", ["--solutions", "--fast"], evaluate_profile_solutions),
             ("starter", ["--fast"], evaluate_starter)]
     if ctx.starter_only:
@@ -151,11 +163,22 @@ def profile_run(ctx: Context, name: str, env: dict, logs, progress) -> dict:
             entry.update(evaluate(json.loads(out_json.read_text())))
         except (OSError, ValueError, GradeFormatError) as e:
             entry.update(passed=False, problems=[f"no usable grader JSON (exit {rc}): {e}"])
+        if label == "solutions" and counts is None and entry.get("exercises"):
+            counts = counts_from_grading(entry["exercises"])
         r[label] = {k: v for k, v in entry.items() if k != "exercises"}
         r["problems"] += [f"{label}: {p}" for p in entry.get("problems", [])]
         progress()
-    r["passed"] = (counts is not None and counts["total"] > 0 and counts["failed"] == 0
-                   and counts["skipped"] == 0 and not r["problems"])
+    r["counts"] = counts
+    if counts is not None and counts.get("source") != "grade":
+        if counts["failed_names"]:
+            r["problems"].append("tests failed: " + ", ".join(counts["failed_names"]))
+        if counts["skipped"]:
+            r["problems"].append("tests skipped: " + ", ".join(counts["skipped_names"]))
+    if counts is None and not ctx.starter_only:
+        r["problems"].append("no test counts (neither ctest nor the solutions' grading gave any)")
+    r["passed"] = ((ctx.starter_only or (counts is not None and counts["total"] > 0
+                                          and counts["failed"] == 0 and counts["skipped"] == 0))
+                   and not r["problems"])
     return r
 
 
