@@ -704,6 +704,53 @@ print("========= ERROR SUMMARY: 0 errors")
         self.assertEqual(flags[flags.index("--gpus") + 1], "0,1,2,3")
         self.assertEqual(flags[flags.index("--per-gpu") + 1], "3")
 
+    def test_profile_perf_ids_and_auto(self):
+        self.assertEqual(gcctx.parse_profile_perf("", ROOT), [])
+        self.assertEqual(gcctx.parse_profile_perf("2.7, 2.4", ROOT), ["2.7", "2.4"])
+        auto = gcctx.parse_profile_perf("auto", ROOT)
+        self.assertIn("2.7", auto)  # its launch reads cudalab/device.cuh
+        self.assertIn("2.4", auto)
+        self.assertNotIn("1.1", auto)  # a plain grid-stride launch
+        with self.assertRaises(ValueError):
+            gcctx.parse_profile_perf("2.7,9.9", ROOT)
+
+    def test_profiles_step_grades_speed_under_each_profile(self):
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            (d / "b").mkdir()
+            (d / "b" / "CTestTestfile.cmake").write_text("")
+            ctx = gcctx.Context(ROOT, d / "b", 1, "abc", None)
+            ctx.profiles, ctx.profile_perf = ["t4", "h100"], ["2.7"]
+            calls = []
+
+            def fake_run(ctx_, argv, log, env=None, timeout=None):
+                prof = (env or {}).get("CUDALAB_DEVICE_PROFILE")
+                calls.append((argv, prof))
+                out = Path(argv[argv.index("--json") + 1])
+                solutions = "--solutions" in argv
+                data = grade_json([ex("2.7", "passed" if solutions else "failed", 10 if solutions else 0, 0, 10)])
+                if "--perf" in argv:
+                    ratio = 0.6 if prof == "t4" else 1.1
+                    data["cudalab"]["exercises"] = [{"id": "2.7", "slug": "merge_sort_merge_path",
+                                                     "status": "passed", "ratio": ratio,
+                                                     "ratio_interval": [ratio - 0.05, ratio + 0.05],
+                                                     "perf_points": 0 if prof == "t4" else 2}]
+                out.write_text(json.dumps(data))
+                return (0 if solutions else 1), "", 1.0
+            rec = {"status": "failed", "summary": "", "messages": [], "details": {}}
+            with mock.patch.object(gcctx.Context, "run", fake_run):
+                gcsteps.step_profiles(ctx, rec, lambda: None, {"gpu_present": True})
+            perf_calls = [c for c in calls if "--perf" in c[0]]
+            self.assertEqual(sorted(c[1] for c in perf_calls), ["h100", "t4"])
+            self.assertEqual(perf_calls[0][0][2], "2.7")  # only the listed exercises
+            per = rec["details"]["per_profile"]
+            self.assertEqual(per["t4"]["perf"]["2.7"]["ratio"], 0.6)
+            self.assertEqual(rec["status"], "passed")  # a missed target under a profile is recorded
+            table = "\n".join(gcreport.profiles_perf_table(per))
+            self.assertIn("| exercise | t4 | h100 |", table)
+            self.assertIn("| 2.7 merge_sort_merge_path | 0.6 (0.55–0.65) | 1.1 (1.05–1.15) * |", table)
+        self.assertEqual(gcreport.profiles_perf_table({"t4": {}}), [])
+
     def test_gpu_slots(self):
         ctx = gcctx.Context(ROOT, ROOT / "build", 1, "abc", None)
         ctx.env = dict(ctx.env, CUDA_VISIBLE_DEVICES="2,3")

@@ -113,6 +113,7 @@ class Context:
         self.bench_programs = ""
         self.sanitize_programs = ""
         self.parallel = 4
+        self.profile_perf: list[str] = []  # profiles: exercises graded with --perf under each profile
         self.profile_ctest = False  # profiles: ctest's every test program besides the grading
         self.gpus: list[str] = []  # CUDA_VISIBLE_DEVICES values of the GPUs to spread work over
         self.racecheck_shards = 4
@@ -180,6 +181,26 @@ class Context:
                 f.write(f"\ngpu-check: timed out after {timeout} s\n")
         rc = 124 if p.timed_out or p.returncode is None else p.returncode
         return rc, log.read_text(errors="replace"), p.seconds
+
+
+def parse_profile_perf(text: str, root: Path) -> list[str]:
+    """--profile-perf: exercise ids, or `auto` (every exercise with a speed target whose
+    solution sizes its launches from cudalab/device.cuh, the ones a profile can change);
+    '' for none. Raises ValueError naming an unknown id."""
+    text = text.strip()
+    if not text:
+        return []
+    from ..manifest import load_all  # the grader's manifests
+    exercises = [ex for ch in load_all(root) for ex in ch.exercises]
+    if text == "auto":
+        return [ex.id for ex in exercises if ex.perf and "cudalab/device.cuh" in
+                (root / ex.source("solution")).read_text(errors="replace")]
+    known = {ex.id for ex in exercises}
+    ids = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [i for i in ids if i not in known]
+    if bad:
+        raise ValueError(f"--profile-perf: unknown exercise(s) {', '.join(bad)}")
+    return ids
 
 
 def gpu_slots(ctx: Context, env_info: dict) -> list[str]:

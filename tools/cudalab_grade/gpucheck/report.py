@@ -30,6 +30,33 @@ def profiles_table(per_profile: dict) -> list[str]:
     return lines
 
 
+def profiles_perf_table(per_profile: dict) -> list[str]:
+    """--profile-perf: exercise x profile, the solution's speed ratio to its baseline (95 %
+    interval), * where it met the exercise's target; [] when no profile has speed results."""
+    names = [n for n, r in per_profile.items() if r.get("perf")]
+    if not names:
+        return []
+    ids = list(dict.fromkeys(i for n in names for i in per_profile[n]["perf"]))
+    lines = ["", "Speed ratios of the solutions under each profile (to the exercise's baseline, "
+             "95 % interval; * the speed target met):", "",
+             "| exercise | " + " | ".join(names) + " |", "| --- |" + " ---: |" * len(names)]
+    for i in ids:
+        cells = []
+        for n in names:
+            v = per_profile[n]["perf"].get(i) or {}
+            ratio, iv = v.get("ratio"), v.get("ratio_interval")
+            if not isinstance(ratio, (int, float)):
+                cells.append(str(v.get("status") or "—"))
+                continue
+            cell = f"{ratio:.3g}"
+            if isinstance(iv, list) and len(iv) == 2 and all(isinstance(x, (int, float)) for x in iv):
+                cell += f" ({iv[0]:.3g}–{iv[1]:.3g})"
+            cells.append(cell + (" *" if (v.get("perf_points") or 0) > 0 else ""))
+        slug = next((per_profile[n]["perf"][i].get("slug") for n in names if per_profile[n]["perf"].get(i)), "")
+        lines.append(f"| {i} {slug} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def report_json(state: dict, env_info: dict, commit: str, invoked: list[str], finished: str,
                 starter_only: str | None = None) -> dict:
     return {
@@ -108,6 +135,7 @@ def report_markdown(rep: dict, results_dir: Path) -> str:
                          "against the profile's limits.")
             lines.append("")
             lines += profiles_table(d["per_profile"])
+            lines += profiles_perf_table(d["per_profile"])
         elif step == "grade":
             lines += grade_table(d)
         elif step == "class":

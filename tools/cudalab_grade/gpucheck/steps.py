@@ -136,6 +136,32 @@ def counts_from_grading(exercises: list[dict]) -> dict:
             "skipped": 0, "failed_names": failed, "skipped_names": [], "source": "grade"}
 
 
+def profile_perf(ctx: Context, name: str, env: dict, logs, r: dict) -> dict:
+    """The solutions of --profile-perf graded with --perf under one profile -> per exercise
+    its ratio, interval and speed points (a missed target is recorded, not a failure: the
+    targets are set on a real GPU, and a profile launches for a smaller one)."""
+    out_json = logs / f"grade-{name}-perf.json"
+    argv = [sys.executable, str(ctx.root / "tools" / "grade"), *ctx.profile_perf, "--build-dir",
+            str(ctx.build_dir), "--no-build", "--solutions", "--perf", "--fast", "--parallel",
+            str(ctx.parallel), "--json", str(out_json)]
+    rc, out, secs = ctx.run(argv, logs / f"grade-{name}-perf.log", env=env)
+    try:
+        block = json.loads(out_json.read_text())["cudalab"]
+        records = block.get("exercises", [])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        r["problems"].append(f"perf: no usable grader JSON (exit {rc}): {e}")
+        return {}
+    perf: dict = {}
+    for v in records if isinstance(records, list) else []:
+        if not isinstance(v, dict):
+            continue
+        perf[str(v.get("id"))] = {k: v.get(k) for k in ("slug", "status", "ratio", "ratio_interval",
+                                                        "perf_points", "perf_verdict", "repetitions")}
+        if v.get("status") != PASSED:
+            r["problems"].append(f"perf: {v.get('id')} {v.get('slug')}: {v.get('status')}")
+    return perf
+
+
 def profile_run(ctx: Context, name: str, env: dict, logs, progress) -> dict:
     """One device profile: the solutions graded (every exercise passes; each exercise's test
     program runs under the profile) and the untouched starter (0 points); with
@@ -167,6 +193,9 @@ def profile_run(ctx: Context, name: str, env: dict, logs, progress) -> dict:
             counts = counts_from_grading(entry["exercises"])
         r[label] = {k: v for k, v in entry.items() if k != "exercises"}
         r["problems"] += [f"{label}: {p}" for p in entry.get("problems", [])]
+        progress()
+    if ctx.profile_perf and not ctx.starter_only:
+        r["perf"] = profile_perf(ctx, name, env, logs, r)
         progress()
     r["counts"] = counts
     if counts is not None and counts.get("source") != "grade":
