@@ -22,7 +22,7 @@ EXERCISE_KEYS = {"id": str, "slug": str, "title": str, "header": str, "points": 
                  "perf": dict}
 # file, function and test_filter default from the slug (manifest.defaults)
 OPTIONAL_EXERCISE_KEYS = {"forbid": list, "hidden_test": str, "file": str, "function": str,
-                          "test_filter": str, "group": str}
+                          "test_filter": str, "group": str, "uses": list}
 PERF_KEYS = {"benchmark": str, "baseline": str, "ratio": (int, float), "points": int}
 
 # The speed-target rule (docs/guides/contributing.md, "The manifest"): the ratio is the baseline's time
