@@ -11,6 +11,12 @@
 #   S_bench_I          bin/S_bench_I, a checker too: C/bench/S_bench.cu + its group's
 #                      baselines (compiled once per group) + the proxy; it times the
 #                      exercise's calls in S_runner_I (cudalab/bench.cuh)
+# An exercise whose manifest entry has `uses = ["U", ...]` (earlier exercises whose
+# functions it calls) links into S_runner_I the reference solution of each U, built
+# from solutions/C/U.cu (cudalab_U_solution, or cudalab_U_reference when the
+# solutions are not among the implementations built), so that S does not depend on
+# the student's own U; where the course has no solutions/ (the student edition) it
+# links the student's own, cudalab_U_I.
 # and the chapter library cudalab_chNN_I holding every exercise of the chapter.
 # The CTest test "C/S" runs the solution's tests.
 # With CUDALAB_HIDDEN_TESTS_DIR set (the instructor's hidden tests, kept out of
@@ -39,9 +45,10 @@ endfunction()
 # cudalab_read_manifest(NUMBER 01)
 # Reads the chapter's exercises.toml (beside the calling CMakeLists.txt): the
 # slug of every [[exercise]], in order, and its group, the `group` key or else
-# the topic of its `header` (include/cudalab/reduce.cuh: reduce). Only the
-# lines `slug = "..."`, `header = "..."` and `group = "..."` of an
-# [[exercise]] table are read (tools/cudalab_grade/manifest.py reads the rest).
+# the topic of its `header` (include/cudalab/reduce.cuh: reduce), and its
+# `uses` (a list of slugs on one line). Only the lines `slug = "..."`,
+# `header = "..."`, `group = "..."` and `uses = [...]` of an [[exercise]]
+# table are read (tools/cudalab_grade/manifest.py reads and checks the rest).
 function(cudalab_read_manifest)
   cmake_parse_arguments(M "" "NUMBER" "" ${ARGN})
   set(manifest "${CMAKE_CURRENT_SOURCE_DIR}/exercises.toml")
@@ -49,7 +56,7 @@ function(cudalab_read_manifest)
     message(FATAL_ERROR "cudalab: ${manifest} is missing: every chapter lists its exercises there")
   endif()
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${manifest}")
-  file(STRINGS "${manifest}" lines REGEX "^(\\[|(slug|header|group)[ \t]*=)")
+  file(STRINGS "${manifest}" lines REGEX "^(\\[|(slug|header|group|uses)[ \t]*=)")
   set(slugs "")
   set(groups "")
   set(in_exercise FALSE)
@@ -68,6 +75,7 @@ function(cudalab_read_manifest)
         endif()
         list(APPEND slugs "${slug}")
         list(APPEND groups "${group}")
+        set_property(GLOBAL PROPERTY CUDALAB_CH${M_NUMBER}_USES_${slug} "${uses}")
       endif()
       set(in_exercise FALSE)
       if(line MATCHES "^\\[\\[exercise\\]\\]")
@@ -75,9 +83,15 @@ function(cudalab_read_manifest)
         set(slug "")
         set(header "")
         set(group "")
+        set(uses "")
       endif()
     elseif(in_exercise AND line MATCHES "^(slug|header|group)[ \t]*=[ \t]*\"([^\"]*)\"")
       set(${CMAKE_MATCH_1} "${CMAKE_MATCH_2}")
+    elseif(in_exercise AND line MATCHES "^uses[ \t]*=[ \t]*\\[([^]]*)\\]")
+      string(REGEX MATCHALL "\"[a-z0-9_]+\"" quoted "${CMAKE_MATCH_1}")
+      string(REPLACE "\"" "" uses "${quoted}")
+    elseif(in_exercise AND line MATCHES "^uses[ \t]*=")
+      message(FATAL_ERROR "cudalab: ${manifest}: write `uses = [\"slug\", ...]` on one line: ${line}")
     endif()
   endforeach()
   if(NOT slugs)
@@ -118,6 +132,29 @@ function(cudalab_add_chapter)
     add_library(cudalab_ch${C_NUMBER}_${impl} STATIC)
     target_link_libraries(cudalab_ch${C_NUMBER}_${impl} PUBLIC ${C_HEADERS})
   endforeach()
+endfunction()
+
+# cudalab_given_library(<out var> <used slug> <chapter> <impl> <headers>)
+# The OBJECT library whose objects an exercise that uses <used slug> links in
+# its runner of implementation <impl>: the reference solution's (cudalab_U_solution
+# when the solutions are built, else cudalab_U_reference, made here once from
+# solutions/<chapter>/U.cu), or the student's own (cudalab_U_<impl>) where the
+# course has no solutions/ (the student edition). tools/cudalab_grade/grading.py
+# (given_implementation) tells the student which, by the same rule.
+function(cudalab_given_library out used chapter impl headers)
+  set(reference "${PROJECT_SOURCE_DIR}/solutions/${chapter}/${used}.cu")
+  if("solution" IN_LIST CUDALAB_IMPLEMENTATIONS)
+    set(${out} cudalab_${used}_solution PARENT_SCOPE)
+  elseif(EXISTS "${reference}")
+    if(NOT TARGET cudalab_${used}_reference)
+      add_library(cudalab_${used}_reference OBJECT "${reference}")
+      target_link_libraries(cudalab_${used}_reference PUBLIC ${headers})
+      cudalab_target_warnings(cudalab_${used}_reference)
+    endif()
+    set(${out} cudalab_${used}_reference PARENT_SCOPE)
+  else()
+    set(${out} cudalab_${used}_${impl} PARENT_SCOPE)
+  endif()
 endfunction()
 
 # cudalab_add_exercises(NUMBER 01 GROUP <name> [BASELINES <bench sources>])
@@ -254,8 +291,14 @@ function(cudalab_add_exercises)
         target_link_libraries(${slug}_test_${impl} PRIVATE cudalab::test_main cudalab::remote_checker)
         set_target_properties(${slug}_test_${impl} PROPERTIES LINKER_LANGUAGE CUDA)
         add_dependencies(${slug}_test_${impl} ${slug}_runner_${impl})
+        set(given_objects "")
+        get_property(uses GLOBAL PROPERTY CUDALAB_CH${C_NUMBER}_USES_${slug})
+        foreach(used IN LISTS uses)
+          cudalab_given_library(given "${used}" "${chapter}" "${impl}" "${C_HEADERS}")
+          list(APPEND given_objects $<TARGET_OBJECTS:${given}>)
+        endforeach()
         add_executable(${slug}_runner_${impl}
-          $<TARGET_OBJECTS:${lib}> $<TARGET_OBJECTS:${slug}_remote_serve>
+          $<TARGET_OBJECTS:${lib}> ${given_objects} $<TARGET_OBJECTS:${slug}_remote_serve>
           $<TARGET_OBJECTS:cudalab_remote_runner>)
         target_link_libraries(${slug}_runner_${impl} PRIVATE ${C_HEADERS} cudalab::common)
         target_link_options(${slug}_runner_${impl} PRIVATE ${CUDALAB_RUNNER_LINK_OPTIONS})

@@ -13,7 +13,9 @@
 
 namespace cudalab::kdtree {
 namespace {
-// ---- the segmented scan (7.4 carries a copy: chapters/07-kdtree-large-nodes/tools/given_code.py) ----
+
+// The segmented scan, which 7.4 and 7.6 call through segmented_inclusive_sum
+// and mark_segment_heads (cudalab/kdtree.cuh).
 
 constexpr int kBlock = 256;                    // threads of the tile scan
 constexpr int kItems = 4;                      // consecutive elements per thread
@@ -138,10 +140,26 @@ __global__ void fixup_kernel(std::size_t n, const std::uint32_t* __restrict__ ca
   }
 }
 
-// The segmented inclusive sum of in[0 .. n) (segments start where heads[i]
-// != 0; element 0 always starts one) into out, which may be in itself.
+// Marks the first position of every active node's segment: heads[b] = 1 and
+// owners[b] = k (the arrays are zero elsewhere; owners may be null); a
+// segmented sum of owners then broadcasts k over segment k.
+__global__ void mark_heads_kernel(const Node* __restrict__ nodes, const int* __restrict__ active, std::size_t m,
+                                  std::uint8_t* __restrict__ heads, std::uint32_t* __restrict__ owners) {
+  const std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (k >= m) return;
+  const unsigned b = nodes[active[k]].begin;
+  heads[b] = 1;
+  if (owners != nullptr) owners[b] = static_cast<std::uint32_t>(k);
+}
+
+}  // namespace
+
 void segmented_inclusive_sum(const std::uint32_t* in, const std::uint8_t* heads, std::size_t n,
                              std::uint32_t* out, cudaStream_t stream) {
+  require_count_at_most("segmented_inclusive_sum", n, max_points);
+  require_pointer("segmented_inclusive_sum", "in", in, n);
+  require_pointer("segmented_inclusive_sum", "heads", heads, n);
+  require_pointer("segmented_inclusive_sum", "out", out, n);
   if (n == 0) return;
   const std::size_t tiles = (n + kTile - 1) / kTile;
   AsyncBuffer<Seg> tile_totals(tiles, stream);
@@ -156,19 +174,19 @@ void segmented_inclusive_sum(const std::uint32_t* in, const std::uint8_t* heads,
   CUDALAB_CHECK_LAUNCH();
 }
 
-// Marks the first position of every active node's segment: heads[b] = 1 and
-// owners[b] = k (the arrays are zero elsewhere; owners may be null); a
-// segmented sum of owners then broadcasts k over segment k.
-__global__ void mark_heads_kernel(const Node* __restrict__ nodes, const int* __restrict__ active, std::size_t m,
-                                  std::uint8_t* __restrict__ heads, std::uint32_t* __restrict__ owners) {
-  const std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (k >= m) return;
-  const unsigned b = nodes[active[k]].begin;
-  heads[b] = 1;
-  if (owners != nullptr) owners[b] = static_cast<std::uint32_t>(k);
+void mark_segment_heads(const Node* nodes, const int* active, std::size_t m, std::uint8_t* heads,
+                        std::uint32_t* owners, cudaStream_t stream) {
+  require_count_at_most("mark_segment_heads", m, max_points);
+  require_pointer("mark_segment_heads", "nodes", nodes, m);
+  require_pointer("mark_segment_heads", "active", active, m);
+  require_pointer("mark_segment_heads", "heads", heads, m);
+  if (m == 0) return;
+  const auto node_blocks = static_cast<unsigned>((m + kBlock - 1) / kBlock);
+  mark_heads_kernel<<<node_blocks, kBlock, 0, stream>>>(nodes, active, m, heads, owners);
+  CUDALAB_CHECK_LAUNCH();
 }
 
-// ---- end of the segmented scan ----
+namespace {
 
 __device__ __forceinline__ float coordinate(const float3& p, int axis) {
   return axis == 0 ? p.x : (axis == 1 ? p.y : p.z);

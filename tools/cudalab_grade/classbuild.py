@@ -14,6 +14,11 @@ error costs only its own exercise, and a submission costs a few compiler
 runs, not a whole build. ccache, when the build uses it, still serves files
 it has seen (a resubmitted or unchanged file).
 
+An exercise that uses earlier ones (the manifest's uses: 7.6 calls 7.1 to 7.5)
+is linked with their reference solutions: their files of solutions/ are copied
+into the shared course (never into a student's copy, whose compiler can read
+it), and CMake builds them there (cudalab_<slug>_reference).
+
 The student's object is then checked for forbidden APIs (source.check_object:
 its symbols, imports and device instructions), by the caller, classgrade.
 """
@@ -29,7 +34,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import build, proc
+from . import build, manifest, proc
 from .manifest import Exercise
 
 # What a build of the course needs; build/, .git, .grade, docs and solutions are never copied.
@@ -61,6 +66,20 @@ def _copy_if_changed(src: Path, dst: Path) -> None:
         return
     dst.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(src, dst)
+
+
+def copy_references(root: Path, course: Path, exercises: list[Exercise]) -> list[Path]:
+    """Copy into course/solutions/ the reference solution of each exercise that one of
+    `exercises` uses (the manifest's uses), so that its runner links it; the files copied."""
+    chapters = manifest.load_all(root)
+    copied = []
+    for ex in exercises:
+        for used in manifest.uses_of(ex, chapters):
+            rel = used.source("solution")
+            if (root / rel).is_file():
+                _copy_if_changed(root / rel, course / rel)
+                copied.append(course / rel)
+    return copied
 
 
 @dataclass
@@ -120,6 +139,7 @@ def prepare_shared(root: Path, shared_dir: Path, exercises: list[Exercise], perf
     sb = SharedBuild(course=course, build_dir=course / "build" / "default")
     if not read_only:
         sync_tree(root, course)
+        copy_references(root, course, exercises)
         defs = {"CMAKE_BUILD_TYPE": "Release", "CUDALAB_IMPLEMENTATIONS": "starter",
                 "CUDALAB_BUILD_BENCHMARKS": "ON" if perf else "OFF",
                 "CUDALAB_BUILD_DOCS": "OFF", "CUDALAB_WERROR": "OFF",

@@ -224,7 +224,7 @@ def _prepare_inner(co: ClassOptions, sb: classbuild.SharedBuild, b: Built) -> No
                    quick_sanitize=co.quick_sanitize,
                    max_output=co.max_output, max_rss=co.max_rss, hidden=frozenset(sb.hidden),
                    strip_paths=(str(sb.course.resolve()) + "/", str(copy_root.resolve()) + "/"),
-                   checker_bin=sb.build_dir / "bin",
+                   checker_bin=sb.build_dir / "bin", reference_root=sb.course,
                    shrink=False)  # no search for the smallest failing size: a class costs enough
     if co.sandbox_kind is not None:  # the runner sees its own folder, nothing else of the class
         (build_dir / "bin").mkdir(parents=True, exist_ok=True)

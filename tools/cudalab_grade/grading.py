@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import bench, gpuwatch, gtest, proc, source
+from . import bench, gpuwatch, gtest, manifest, proc, source
 from . import shrink as smallest
 from .manifest import Exercise
 from .gpulock import GpuLock
@@ -92,6 +92,9 @@ class Options:
     # other workers of that GPU; tests take it shared, a benchmark exclusive. None: no other
     # grader shares the GPU.
     gpu_lock: GpuLock | None = None
+    # the tree whose solutions/ the build linked for the exercises an exercise uses (the
+    # manifest's uses; CMake's cudalab_given_library); None: root. A class: the instructor's copy.
+    reference_root: Path | None = None
 
     def shrinks(self) -> bool:
         return self.shrink if self.shrink is not None else self.checker_bin is None
@@ -197,6 +200,9 @@ class Result:
     copy_gbps: float | None = None
     device: str | None = None
     host: str | None = None
+    # which implementation of the exercises it uses (the manifest's uses) its runner linked
+    # (linked_with); "" when it uses none
+    linked: str = ""
 
     @property
     def points(self) -> float:
@@ -219,11 +225,37 @@ def max_points(ex: Exercise, opts: Options) -> float:
     return float(ex.points + (ex.perf.points if opts.perf and ex.perf else 0))
 
 
+def linked_with(ex: Exercise, root: Path) -> str:
+    """Which implementation of the exercises `ex` uses (the manifest's uses) its runner links,
+    by CMake's rule (cudalab_given_library): the reference solution where root has
+    solutions/<chapter>/<file>, else the student's own (the student edition). "" when it
+    uses none."""
+    if not ex.uses:
+        return ""
+    chapter = next((c for c in manifest.load_all(root) if c.dir == ex.chapter_dir), None)
+    used = [e for e in (chapter.exercises if chapter else ()) if e.slug in ex.uses]
+    if not used:
+        return f"{ex.id} uses {', '.join(ex.uses)}, which the manifest under {root} does not list"
+    reference = [e.id for e in used if (root / e.source("solution")).is_file()]
+    own = [e.id for e in used if e.id not in reference]
+    parts = []
+    if reference:
+        parts.append(f"the reference solutions of {', '.join(reference)}")
+    if own:
+        parts.append(f"your own {', '.join(own)} (this course has no reference solution of "
+                     f"{'it' if len(own) == 1 else 'them'}: their mistakes show in {ex.id}'s tests too)")
+    return f"{ex.id} was linked with {' and '.join(parts)}, whose functions it calls"
+
+
 def grade(ex: Exercise, opts: Options) -> Result:
     """Grade one exercise; never raises (an unexpected error becomes the reason)."""
     start = time.monotonic()
     res = Result(ex, max_points(ex, opts))
     res.hidden_suite = bool(ex.hidden_test) and ex.slug in opts.hidden
+    try:
+        res.linked = linked_with(ex, opts.reference_root or opts.root)
+    except Exception as e:  # a note only: never a reason to stop grading
+        res.linked = f"{ex.id} uses {', '.join(ex.uses)}: cannot tell which implementation was linked ({e})"
     try:
         _grade(ex, opts, res)
     except Exception as e:  # the grader must go on with the next exercise

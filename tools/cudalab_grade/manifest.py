@@ -112,6 +112,10 @@ class Exercise:
     # the cudalab_add_exercises group of the chapter's CMakeLists.txt whose baselines its
     # benchmark links (default: the topic; CMake reads the same key)
     group: str = ""
+    # slugs of earlier exercises of the chapter whose functions this one calls: its runner
+    # links their reference solutions (solutions/), or the student's own where the course has
+    # none (the student edition); CMake reads the same key
+    uses: tuple[str, ...] = ()
 
     def source(self, implementation: str) -> str:
         """Path of the graded source, relative to the repository root."""
@@ -164,6 +168,34 @@ def defaults(slug: str, header: str) -> dict[str, str]:
             "test_filter": f"*{camel(t)}{camel(slug)}*"}
 
 
+def uses(value, earlier: list[Exercise], where: str) -> tuple[str, ...]:
+    """The `uses` key checked: a list of slugs of exercises listed before this one in the
+    chapter, each once, that holds what each of them uses in turn (CMake links the list as it
+    stands, without following it). Raises ManifestError naming `where` and the key."""
+    key = f"{where}: uses"
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ManifestError(f"{key} must be a list of slugs of earlier exercises of the chapter")
+    before = {e.slug: e for e in earlier}
+    for slug in value:
+        if slug not in before:
+            raise ManifestError(f"{key}: {slug!r} is not an exercise listed before this one in the "
+                                f"chapter (earlier: {', '.join(before) or 'none'})")
+        missing = [u for u in before[slug].uses if u not in value]
+        if missing:
+            raise ManifestError(f"{key}: {slug} uses {', '.join(missing)}, which must be listed too")
+    if len(set(value)) != len(value):
+        raise ManifestError(f"{key} names an exercise twice")
+    return tuple(value)
+
+
+def uses_of(ex: Exercise, chapters: list[Chapter]) -> list[Exercise]:
+    """The exercises whose functions `ex` calls (its `uses`), in the manifest's order."""
+    chapter = next((c for c in chapters if c.dir == ex.chapter_dir), None)
+    if chapter is None:
+        return []
+    return [e for e in chapter.exercises if e.slug in ex.uses]
+
+
 def load_chapter(path: Path) -> Chapter:
     with path.open("rb") as f:
         data = tomllib.load(f)
@@ -188,7 +220,8 @@ def load_chapter(path: Path) -> Chapter:
             points=int(ex["points"]), forbid=tuple(ex.get("forbid", [])),
             hints=tuple(ex.get("hints", [])), perf=perf,
             hidden_test=str(ex.get("hidden_test", f"{slug}_hidden_test.cu")),
-            header=header, function=derived["function"], group=str(ex.get("group", topic(header)))))
+            header=header, function=derived["function"], group=str(ex.get("group", topic(header))),
+            uses=uses(ex.get("uses", []), exercises, f"{path}, exercise {ex.get('id')}")))
     return Chapter(number, cdir, str(ch.get("title", cdir)), tuple(exercises),
                    str(ch.get("lesson", "README.md")))
 

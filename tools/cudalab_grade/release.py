@@ -15,15 +15,14 @@ Changed on the way (the repository itself is never changed):
 - CMakePresets.json: every configure preset builds the starter only
   (CUDALAB_IMPLEMENTATIONS=starter, so solutions/ is never needed), and
   every test preset excludes the CTest tests whose command names a left-out
-  file (tools/make-starter --check, given_code.py --check).
+  file (tools/make-starter --check).
 - Markdown: the lessons' folded "Reference solution" blocks (<details> around
   a Doxygen \\dontinclude of solutions/...) are removed; STUBS pages are
   replaced by a short page under the same anchor, so every \\ref still resolves.
 - README.md and docs/mainpage.md: a paragraph saying what the edition is.
 - starter/: a later exercise's starter that carries the whole of an earlier
-  exercise's solution region (chapter 7's given code, the merge path of 2.6
-  in 2.7, ...) gets that region's starter text instead, behind a comment
-  saying so ("withheld").
+  exercise's solution region (the merge path of 2.6 in 2.7, ...) gets that
+  region's starter text instead, behind a comment saying so ("withheld").
 
 The check: every solution region (a // BEGIN SOLUTION ... // END SOLUTION
 block of solutions/) is searched for in every text file of the edition, line
@@ -72,8 +71,6 @@ LEFT_OUT: dict[str, str] = {
     "tests/host/tools/test_manifest.py": "checks that every manifest entry has its solution file "
                                          "(course developers)",
     "starter/.make-starter.json": "tools/make-starter's record of the starter files it wrote",
-    "chapters/07-kdtree-large-nodes/tools/": "regenerates 7.4's and 7.6's given code from solutions/ "
-                                             "(course developers)",
 }
 NOT_A_PART = "not a part of the edition"
 HIDDEN_SUITE = re.compile(r"_hidden_test\.[A-Za-z]+$")  # an instructor's hidden suite, anywhere

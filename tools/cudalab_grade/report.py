@@ -79,12 +79,17 @@ def footer(results: list[Result]) -> list[str]:
     return notes
 
 
+def linked(results: list[Result]) -> list[str]:
+    """One line per exercise that calls earlier ones (the manifest's uses): what was linked."""
+    return [r.linked for r in results if r.linked]
+
+
 def terminal(results: list[Result]) -> str:
     out = [table(results)]
     more = details(results)
     if more:
         out += ["", more]
-    out += ["", progress(results)] + footer(results)
+    out += ["", progress(results)] + linked(results) + footer(results)
     return "\n".join(out) + "\n"
 
 
@@ -93,6 +98,7 @@ def markdown(results: list[Result]) -> str:
     lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
     lines += ["| " + " | ".join(md_text(c) for c in _row(r)) + " |" for r in results]
     lines += ["", progress(results), ""]
+    lines += [md_text(n) + "  " for n in linked(results)] + ([""] if linked(results) else [])
     for r in results:
         if r.details:
             lines += [f"### {r.exercise.id} {r.exercise.slug}", "", md_text(r.reason), ""]
@@ -109,7 +115,7 @@ def _machine(r: Result) -> dict:
             "repetitions": r.repetitions, "gpu": r.gpu, "perf_verdict": r.perf_verdict,
             "time_ns": r.time_ns, "baseline_ns": r.baseline_ns, "ratio_raw": r.ratio_raw,
             "calibration": r.calibration, "copy_gbps": r.copy_gbps, "device": r.device,
-            "host": r.host}
+            "host": r.host, "linked": r.linked}
 
 
 def gradescope(results: list[Result], meta: dict) -> str:
@@ -119,6 +125,7 @@ def gradescope(results: list[Result], meta: dict) -> str:
     tests = []
     for r in results:
         output = r.reason + ("\n\n" + "\n".join(r.details) if r.details else "")
+        output += "\n\n" + r.linked if r.linked else ""
         tests.append({"name": f"{r.exercise.id} {r.exercise.slug}: {r.exercise.title}",
                       "number": r.exercise.id, "score": round(r.points, 1),
                       "max_score": r.max_points,

@@ -22,7 +22,7 @@ EXERCISE_KEYS = {"id": str, "slug": str, "title": str, "header": str, "points": 
                  "perf": dict}
 # file, function and test_filter default from the slug (manifest.defaults)
 OPTIONAL_EXERCISE_KEYS = {"forbid": list, "hidden_test": str, "file": str, "function": str,
-                          "test_filter": str, "group": str}
+                          "test_filter": str, "group": str, "uses": list}
 PERF_KEYS = {"benchmark": str, "baseline": str, "ratio": (int, float), "points": int}
 
 # The speed-target rule (docs/guides/contributing.md, "The manifest"): the ratio is the baseline's time
@@ -322,3 +322,94 @@ class HiddenTestNameTest(unittest.TestCase):
         self.assertGreater(len(exercises), 40)
         for e in exercises:
             self.assertEqual(e.hidden_test, f"{e.slug}_hidden_test.cu")
+
+
+USES = """[chapter]
+number = 9
+dir = "09-x"
+title = "x"
+
+[[exercise]]
+id = "9.1"
+slug = "a"
+title = "a"
+header = "include/cudalab/x.cuh"
+points = 1
+hints = ["h", "h"]
+
+[[exercise]]
+id = "9.2"
+slug = "b"
+title = "b"
+header = "include/cudalab/x.cuh"
+points = 1
+hints = ["h", "h"]
+{b_uses}
+
+[[exercise]]
+id = "9.3"
+slug = "c"
+title = "c"
+header = "include/cudalab/x.cuh"
+points = 1
+hints = ["h", "h"]
+{c_uses}
+"""
+
+
+class UsesTest(unittest.TestCase):
+    """`uses`: the earlier exercises whose functions an exercise calls (CMake links their
+    reference solutions into its runner; the grader's object check allows the calls)."""
+
+    def load(self, b_uses: str = "", c_uses: str = ""):
+        import tempfile
+        with tempfile.TemporaryDirectory(prefix="test-manifest-") as tmp:
+            path = Path(tmp) / "exercises.toml"
+            path.write_text(USES.format(b_uses=b_uses, c_uses=c_uses))
+            return manifest.load_chapter(path)
+
+    def test_earlier_exercises_and_what_they_use(self):
+        ch = self.load('uses = ["a"]', 'uses = ["a", "b"]')
+        self.assertEqual([e.uses for e in ch.exercises], [(), ("a",), ("a", "b")])
+        self.assertEqual([e.id for e in manifest.uses_of(ch.exercises[2], [ch])], ["9.1", "9.2"])
+
+    def test_bad_uses(self):
+        for b, c, message in (('uses = ["c"]', "", r"9\.2: uses: 'c' is not an exercise listed before"),
+                              ("", 'uses = ["b"]', r""),
+                              ('uses = ["a"]', 'uses = ["b"]', r"9\.3: uses: b uses a, which must be listed too"),
+                              ('uses = "a"', "", r"must be a list of slugs"),
+                              ('uses = ["a", "a"]', "", r"names an exercise twice")):
+            with self.subTest(b=b, c=c):
+                if not message:
+                    self.load(b, c)
+                    continue
+                with self.assertRaisesRegex(manifest.ManifestError, message):
+                    self.load(b, c)
+
+    def test_the_course_uses(self):
+        loaded = {e.id: e for c in manifest.load_all(ROOT) for e in c.exercises}
+        self.assertEqual(loaded["7.4"].uses, ("classify_and_count",))
+        self.assertEqual(loaded["7.6"].uses, ("bounding_box", "select_splits", "classify_and_count",
+                                              "segmented_split", "complete_nodes"))
+
+    def test_the_object_check_allows_the_used_functions(self):
+        from cudalab_grade import grading, source
+        loaded = {e.id: e for c in manifest.load_all(ROOT) for e in c.exercises}
+        given = source.contract(loaded["7.6"], ROOT).given_namespaces
+        self.assertEqual(given, ("cudalab::kdtree::",))
+        self.assertEqual(source.contract(loaded["7.1"], ROOT).given_namespaces, ())
+        self.assertTrue(source.given_import("cudalab::kdtree::bounding_box(float3 const*, unsigned long, "
+                                            "cudalab::kdtree::Box*, unsigned long*, CUstream_st*)", given))
+        for other in ("cudalab::kdtree::detail::f()", "cudalab::kdtree::max_points", "system(char const*)",
+                      "cudalab::kdtree::(int)"):
+            self.assertFalse(source.given_import(other, given), other)
+        # the report's line: the reference where the course has solutions/, else the student's own
+        self.assertIn("the reference solutions of 7.1, 7.2, 7.3, 7.4, 7.5",
+                      grading.linked_with(loaded["7.6"], ROOT))
+        self.assertEqual(grading.linked_with(loaded["7.1"], ROOT), "")
+        import tempfile, shutil
+        with tempfile.TemporaryDirectory(prefix="test-uses-") as tmp:
+            shutil.copytree(ROOT / "chapters/07-kdtree-large-nodes", Path(tmp) / "chapters/07-kdtree-large-nodes",
+                            ignore=shutil.ignore_patterns("*.md", "bench", "reference", "include", "tools"))
+            self.assertIn("your own 7.3 (this course has no reference solution of it",
+                          grading.linked_with(loaded["7.4"], Path(tmp)))

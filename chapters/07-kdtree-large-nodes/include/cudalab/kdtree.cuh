@@ -152,6 +152,47 @@ void classify_and_count(const float3* points, const std::uint32_t* idx, std::siz
                         std::uint32_t* right_counts, cudaStream_t stream = nullptr,
                         std::uint32_t* owners = nullptr);
 
+/// @brief The segmented inclusive sum of exercise 7.3's file, which 7.4 and
+///        7.6 call: `out[i]` = the sum of `in[j]` over the positions j ≤ i of
+///        i's segment, a segment starting at every i with `heads[i]` ≠ 0.
+///
+/// Defined in 7.3's file (its operator and warp scan are 7.3's exercise).
+/// An exercise that calls it lists 7.3 under `uses` in the manifest, and is
+/// linked with 7.3's reference solution where the course has `solutions/`,
+/// else with the student's own 7.3. Position 0 always starts a segment; sums
+/// wrap modulo 2^32.
+/// @param in     device array of n values
+/// @param heads  device array of n head flags (non-zero: a segment starts here)
+/// @param n      number of positions, at most max_points
+/// @param out    device array of n sums (output); may be `in` itself
+/// @param stream stream the kernels are enqueued on (asynchronous)
+/// @throws std::invalid_argument on a null pointer with n > 0 or n > max_points.
+/// @throws cudalab::CudaError when a CUDA call or a launch fails.
+/// Work O(n), steps O(log n): three passes (tiles of 1024, the tile totals
+/// in one block, the carries). Source: Sengupta, Harris, Zhang and Owens,
+/// "Scan primitives for GPU computing", 2007.
+void segmented_inclusive_sum(const std::uint32_t* in, const std::uint8_t* heads, std::size_t n,
+                             std::uint32_t* out, cudaStream_t stream = nullptr);
+
+/// @brief Marks the head of every active node's segment for
+///        segmented_inclusive_sum (7.3's file; 7.4 calls it).
+///
+/// For each k < m with b = nodes[active[k]].begin: `heads[b]` = 1 and, when
+/// `owners` is not null, `owners[b]` = k. Nothing else is written: the
+/// caller zeroes both arrays first, so that a segmented sum of `owners`
+/// then writes k over the whole segment k (the broadcast).
+/// @param nodes  device node array (reads begin)
+/// @param active device array of m node indices
+/// @param m      number of active nodes, at most max_points
+/// @param heads  device array of the level's n head flags (output)
+/// @param owners device array of n (output), or null
+/// @param stream stream the kernel is enqueued on (asynchronous)
+/// @throws std::invalid_argument on a null pointer (other than owners) with m > 0, or m > max_points.
+/// @throws cudalab::CudaError when a CUDA call or a launch fails.
+/// Work O(m), one step.
+void mark_segment_heads(const Node* nodes, const int* active, std::size_t m, std::uint8_t* heads,
+                        std::uint32_t* owners, cudaStream_t stream = nullptr);
+
 /// @brief Exercise 7.4: the segmented split: a stable partition of every
 ///        segment of the working array by its flags, composed from scans.
 ///
