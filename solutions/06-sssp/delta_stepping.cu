@@ -215,117 +215,180 @@ __global__ void unpack_kernel(const packed_t* key, std::size_t n, dist_t* dist, 
   }
 }
 
-}  // namespace
+// The counters of one run, one word each, in one device buffer: one copy
+// brings them all back, so a phase costs one round trip.
+struct Counters {
+  unsigned next;      // the next light frontier's length
+  unsigned far[2];    // the two far lists' lengths (the lists swap at every split: Run::far_slot)
+  unsigned settled;   // the vertices the current bucket has held
+  unsigned frontier;  // a bucket's first frontier (split_kernel)
+  unsigned min_dist;  // the smallest far distance at or above the bucket's start (far_min_kernel)
+};
 
-Stats delta_stepping(CsrView g, vertex_t source, dist_t delta, dist_t* dist, vertex_t* parent, cudaStream_t stream) {
-  detail::check_sssp_arguments("delta_stepping", g, source, dist, true);
-  require_pointer("delta_stepping", "parent", parent, g.num_vertices);
-  if (delta == 0) throw std::invalid_argument("delta_stepping: delta must be at least 1");
-  const std::size_t n = g.num_vertices;
-  auto blocks_for = [](std::size_t count) { return detail::grid_for(count, kBlock); };
+// One run's device memory: n packed keys, five lists of n vertices in one
+// buffer, three arrays of n marks in one buffer (zeroed), the counters.
+struct Scratch {
+  AsyncBuffer<packed_t> key;
+  AsyncBuffer<vertex_t> lists;  // frontier, next, far, far_out, settled (Run)
+  AsyncBuffer<unsigned> marks;  // stamp, in_far, settled_stamp (Run)
+  AsyncBuffer<Counters> counters;
 
-  AsyncBuffer<packed_t> key(n, stream);
-  AsyncBuffer<vertex_t> lists(5 * n, stream);  // frontier, next, far, far_out, settled
-  AsyncBuffer<unsigned> marks(3 * n, stream);  // stamp, in_far, settled_stamp
-  AsyncBuffer<unsigned> counters(6, stream);   // next, far, far_out, settled, frontier, min
-  marks.fill_bytes(0);
-  init_kernel<<<blocks_for(n), kBlock, 0, stream>>>(key.data(), n, source);
-  CUDALAB_CHECK_LAUNCH();
-  vertex_t* frontier = lists.data();
-  vertex_t* next = lists.data() + n;
-  vertex_t* far = lists.data() + 2 * n;
-  vertex_t* far_out = lists.data() + 3 * n;
-  vertex_t* settled = lists.data() + 4 * n;
-  unsigned* stamp = marks.data();
-  unsigned* in_far = marks.data() + n;
-  unsigned* settled_stamp = marks.data() + 2 * n;
-  unsigned* c_next = counters.data();
-  unsigned* c_far = counters.data() + 1;
-  unsigned* c_far_out = counters.data() + 2;
-  unsigned* c_settled = counters.data() + 3;
-  unsigned* c_frontier = counters.data() + 4;
-  unsigned* c_min = counters.data() + 5;
+  Scratch(std::size_t n, cudaStream_t stream)
+      : key(n, stream), lists(5 * n, stream), marks(3 * n, stream), counters(1, stream) {
+    marks.fill_bytes(0);
+  }
+};
 
-  // The source waits in the far list; the first bucket takes it out.
-  const unsigned one = 1;
-  CUDALAB_CHECK(cudaMemcpyAsync(far, &source, sizeof(vertex_t), cudaMemcpyHostToDevice, stream));
-  CUDALAB_CHECK(cudaMemcpyAsync(in_far + source, &one, sizeof(unsigned), cudaMemcpyHostToDevice, stream));
+// What the bucket loop works on: the graph, the scratch carved by name, and
+// the host's copy of the counters. The lists' pointers swap as the loop goes.
+struct Run {
+  CsrView g;
+  dist_t delta;
+  cudaStream_t stream;
+  packed_t* key;
+  vertex_t* frontier;
+  vertex_t* next;
+  vertex_t* far;             // the far list the next bucket reads
+  vertex_t* far_out;         // where split_kernel writes the vertices that stay far
+  vertex_t* settled;
+  unsigned* stamp;
+  unsigned* in_far;
+  unsigned* settled_stamp;
+  Counters* counters;        // device
+  int far_slot = 0;          // counters->far[far_slot] counts `far`, the other one `far_out`
+  unsigned tag = 0;          // the last stamp tag handed out
+  Counters seen{};           // the counters as of the last read()
+
+  Run(const CsrView& graph, dist_t d, Scratch& sc, cudaStream_t s)
+      : g(graph), delta(d), stream(s), key(sc.key.data()) {
+    const std::size_t n = g.num_vertices;
+    vertex_t* l = sc.lists.data();
+    frontier = l;
+    next = l + n;
+    far = l + 2 * n;
+    far_out = l + 3 * n;
+    settled = l + 4 * n;
+    stamp = sc.marks.data();
+    in_far = sc.marks.data() + n;
+    settled_stamp = sc.marks.data() + 2 * n;
+    counters = sc.counters.data();
+  }
+  // One copy of every counter into `seen`, then a wait.
+  void read() {
+    CUDALAB_CHECK(cudaMemcpyAsync(&seen, counters, sizeof(Counters), cudaMemcpyDeviceToHost, stream));
+    CUDALAB_CHECK(cudaStreamSynchronize(stream));
+  }
+};
+
+unsigned blocks_for(std::size_t count) { return detail::grid_for(count, kBlock); }
+
+// Settles the bucket that ends at `upper`, whose first frontier split_kernel
+// wrote (r.seen.frontier, as of the last read): light phases until the
+// frontier stays empty, then one heavy phase over every vertex the bucket
+// held; again while the heavy phase put a vertex back into the bucket.
+void settle_bucket(Run& r, unsigned long long upper, Stats& stats) {
+  // BEGIN SOLUTION
+  unsigned count = r.seen.frontier;
+  State s{r.g,      r.key,     r.delta,   upper,     r.next,  &r.counters->next,
+          r.stamp,  0,         r.far,     &r.counters->far[r.far_slot],
+          r.in_far, r.settled, &r.counters->settled,  r.settled_stamp,
+          static_cast<unsigned>(stats.buckets)};
+  for (;;) {
+    // Light phases until the bucket stays empty.
+    while (count > 0) {
+      s.next = r.next;
+      s.tag = ++r.tag;
+      CUDALAB_CHECK(cudaMemsetAsync(&r.counters->next, 0, sizeof(unsigned), r.stream));
+      expand_kernel<true><<<blocks_for(count), kBlock, 0, r.stream>>>(s, r.frontier, count);
+      CUDALAB_CHECK_LAUNCH();
+      ++stats.iterations;
+      r.read();
+      count = r.seen.next;
+      std::swap(r.frontier, r.next);
+    }
+    // One heavy phase over every vertex the bucket held.
+    const unsigned held = r.seen.settled;  // current: read after the last light phase
+    s.next = r.next;
+    s.tag = ++r.tag;
+    CUDALAB_CHECK(cudaMemsetAsync(&r.counters->next, 0, sizeof(unsigned), r.stream));
+    expand_kernel<false><<<blocks_for(held), kBlock, 0, r.stream>>>(s, r.settled, held);
+    CUDALAB_CHECK_LAUNCH();
+    ++stats.iterations;
+    r.read();
+    count = r.seen.next;  // 0: heavy edges always leave the bucket
+    std::swap(r.frontier, r.next);
+    if (count == 0) break;
+  }
+  // STARTER:
+  // // TODO(6.4): light phases (expand_kernel<true> over r.frontier, the
+  // // next frontier in r.next) until the frontier stays empty, then one
+  // // heavy phase (expand_kernel<false>) over the r.seen.settled vertices
+  // // of r.settled; again while the heavy phase refilled the frontier.
+  // // Each phase: a new tag (++r.tag), r.counters->next reset, r.read()
+  // // after it; count it in stats.iterations.
+  // END SOLUTION
+}
+
+// Bucket after bucket, while the far list (which holds the source at first)
+// is not empty: the bucket of the smallest far distance, its first frontier
+// split from the far list, then settle_bucket.
+Stats run_buckets(Run& r) {
   Stats stats;
   // BEGIN SOLUTION
   unsigned far_count = 1;
-  // One copy brings all six counters (one round trip per phase); value(c)
-  // is counter c as of the last copy.
-  unsigned host[6] = {};
-  auto read_all = [&] {
-    CUDALAB_CHECK(cudaMemcpyAsync(host, counters.data(), sizeof(host), cudaMemcpyDeviceToHost, stream));
-    CUDALAB_CHECK(cudaStreamSynchronize(stream));
-  };
-  auto value = [&](const unsigned* c) { return host[c - counters.data()]; };
-  unsigned tag = 0;
   unsigned long long lower = 0;
   while (far_count > 0) {
     // The next bucket: the one holding the smallest far distance >= lower.
-    CUDALAB_CHECK(cudaMemsetAsync(c_min, 0xFF, sizeof(unsigned), stream));
-    far_min_kernel<<<blocks_for(far_count), kBlock, 0, stream>>>(far, far_count, key.data(), lower, c_min);
+    CUDALAB_CHECK(cudaMemsetAsync(&r.counters->min_dist, 0xFF, sizeof(unsigned), r.stream));
+    far_min_kernel<<<blocks_for(far_count), kBlock, 0, r.stream>>>(r.far, far_count, r.key, lower,
+                                                                  &r.counters->min_dist);
     CUDALAB_CHECK_LAUNCH();
-    read_all();
-    const dist_t smallest = value(c_min);
+    r.read();
+    const dist_t smallest = r.seen.min_dist;
     if (smallest == kInfinity) break;  // every far entry was settled already
-    const unsigned long long upper = (static_cast<unsigned long long>(smallest) / delta + 1) * delta;
+    const unsigned long long upper = (static_cast<unsigned long long>(smallest) / r.delta + 1) * r.delta;
     ++stats.buckets;
-    ++tag;
-    CUDALAB_CHECK(cudaMemsetAsync(counters.data(), 0, 6 * sizeof(unsigned), stream));
-    split_kernel<<<blocks_for(far_count), kBlock, 0, stream>>>(far, far_count, key.data(), lower, upper, in_far,
-                                                              frontier, c_frontier, stamp, tag, far_out, c_far_out);
+    ++r.tag;
+    CUDALAB_CHECK(cudaMemsetAsync(r.counters, 0, sizeof(Counters), r.stream));
+    split_kernel<<<blocks_for(far_count), kBlock, 0, r.stream>>>(
+        r.far, far_count, r.key, lower, upper, r.in_far, r.frontier, &r.counters->frontier, r.stamp, r.tag,
+        r.far_out, &r.counters->far[1 - r.far_slot]);
     CUDALAB_CHECK_LAUNCH();
-    std::swap(far, far_out);
-    std::swap(c_far, c_far_out);  // later pushes append to the kept far vertices
-    read_all();
-    unsigned count = value(c_frontier);
-    State s{g,      key.data(), delta,   upper,     next,    c_next,   stamp,
-            0,      far,        c_far,   in_far,    settled, c_settled, settled_stamp,
-            static_cast<unsigned>(stats.buckets)};
-    for (;;) {
-      // Light phases until the bucket stays empty.
-      while (count > 0) {
-        s.next = next;
-        s.tag = ++tag;
-        CUDALAB_CHECK(cudaMemsetAsync(c_next, 0, sizeof(unsigned), stream));
-        expand_kernel<true><<<blocks_for(count), kBlock, 0, stream>>>(s, frontier, count);
-        CUDALAB_CHECK_LAUNCH();
-        ++stats.iterations;
-        read_all();
-        count = value(c_next);
-        std::swap(frontier, next);
-      }
-      // One heavy phase over every vertex the bucket held.
-      const unsigned held = value(c_settled);  // current: read after the last light phase
-      s.next = next;
-      s.tag = ++tag;
-      CUDALAB_CHECK(cudaMemsetAsync(c_next, 0, sizeof(unsigned), stream));
-      expand_kernel<false><<<blocks_for(held), kBlock, 0, stream>>>(s, settled, held);
-      CUDALAB_CHECK_LAUNCH();
-      ++stats.iterations;
-      read_all();
-      count = value(c_next);  // 0: heavy edges always leave the bucket
-      std::swap(frontier, next);
-      if (count == 0) break;
-    }
-    CUDALAB_CHECK(cudaMemsetAsync(c_settled, 0, sizeof(unsigned), stream));
-    far_count = value(c_far);  // current: read after the heavy phase
+    std::swap(r.far, r.far_out);
+    r.far_slot = 1 - r.far_slot;  // later pushes append to the kept far vertices
+    r.read();
+    settle_bucket(r, upper, stats);
+    CUDALAB_CHECK(cudaMemsetAsync(&r.counters->settled, 0, sizeof(unsigned), r.stream));
+    far_count = r.seen.far[r.far_slot];  // current: read after the heavy phase
     lower = upper;
   }
   // STARTER:
-  // // TODO(6.4): bucket after bucket, while the far list (which holds the
-  // // source at first) is not empty: choose the bucket of the smallest far
-  // // distance >= lower (far_min_kernel), split the far list (split_kernel:
-  // // the first frontier, the kept far vertices), run light phases
-  // // (expand_kernel<true>) until the frontier stays empty, then one heavy
-  // // phase (expand_kernel<false>) over the vertices the bucket held; count phases in
-  // // stats.iterations and buckets in stats.buckets; then lower = the
+  // // TODO(6.4): bucket after bucket, while the far list is not empty:
+  // // choose the bucket of the smallest far distance >= lower
+  // // (far_min_kernel into r.counters->min_dist), split the far list
+  // // (split_kernel: the first frontier, the kept far vertices; then swap
+  // // r.far and r.far_out, and r.far_slot), settle the bucket
+  // // (settle_bucket), count buckets in stats.buckets; then lower = the
   // // bucket's end.
   // END SOLUTION
-  unpack_kernel<<<blocks_for(n), kBlock, 0, stream>>>(key.data(), n, dist, parent);
+  return stats;
+}
+
+}  // namespace
+
+Stats delta_stepping(CsrView g, vertex_t source, dist_t delta, dist_t* dist, vertex_t* parent, cudaStream_t stream) {
+  detail::check_delta_stepping_arguments("delta_stepping", g, source, delta, dist, parent);
+  const std::size_t n = g.num_vertices;
+  Scratch scratch(n, stream);
+  init_kernel<<<blocks_for(n), kBlock, 0, stream>>>(scratch.key.data(), n, source);
+  CUDALAB_CHECK_LAUNCH();
+  Run run(g, delta, scratch, stream);
+  // The source waits in the far list; the first bucket takes it out.
+  const unsigned one = 1;
+  CUDALAB_CHECK(cudaMemcpyAsync(run.far, &source, sizeof(vertex_t), cudaMemcpyHostToDevice, stream));
+  CUDALAB_CHECK(cudaMemcpyAsync(run.in_far + source, &one, sizeof(unsigned), cudaMemcpyHostToDevice, stream));
+  const Stats stats = run_buckets(run);
+  unpack_kernel<<<blocks_for(n), kBlock, 0, stream>>>(scratch.key.data(), n, dist, parent);
   CUDALAB_CHECK_LAUNCH();
   CUDALAB_CHECK(cudaStreamSynchronize(stream));
   return stats;

@@ -185,51 +185,116 @@ __global__ void unpack_kernel(const packed_t* key, std::size_t n, dist_t* dist, 
   }
 }
 
+// The counters of one run, one word each, in one device buffer: one copy
+// brings them all back, so a phase costs one round trip.
+struct Counters {
+  unsigned next;      // the next light frontier's length
+  unsigned far[2];    // the two far lists' lengths (the lists swap at every split: Run::far_slot)
+  unsigned settled;   // the vertices the current bucket has held
+  unsigned frontier;  // a bucket's first frontier (split_kernel)
+  unsigned min_dist;  // the smallest far distance at or above the bucket's start (far_min_kernel)
+};
+
+// One run's device memory: n packed keys, five lists of n vertices in one
+// buffer, three arrays of n marks in one buffer (zeroed), the counters.
+struct Scratch {
+  AsyncBuffer<packed_t> key;
+  AsyncBuffer<vertex_t> lists;  // frontier, next, far, far_out, settled (Run)
+  AsyncBuffer<unsigned> marks;  // stamp, in_far, settled_stamp (Run)
+  AsyncBuffer<Counters> counters;
+
+  Scratch(std::size_t n, cudaStream_t stream)
+      : key(n, stream), lists(5 * n, stream), marks(3 * n, stream), counters(1, stream) {
+    marks.fill_bytes(0);
+  }
+};
+
+// What the bucket loop works on: the graph, the scratch carved by name, and
+// the host's copy of the counters. The lists' pointers swap as the loop goes.
+struct Run {
+  CsrView g;
+  dist_t delta;
+  cudaStream_t stream;
+  packed_t* key;
+  vertex_t* frontier;
+  vertex_t* next;
+  vertex_t* far;             // the far list the next bucket reads
+  vertex_t* far_out;         // where split_kernel writes the vertices that stay far
+  vertex_t* settled;
+  unsigned* stamp;
+  unsigned* in_far;
+  unsigned* settled_stamp;
+  Counters* counters;        // device
+  int far_slot = 0;          // counters->far[far_slot] counts `far`, the other one `far_out`
+  unsigned tag = 0;          // the last stamp tag handed out
+  Counters seen{};           // the counters as of the last read()
+
+  Run(const CsrView& graph, dist_t d, Scratch& sc, cudaStream_t s)
+      : g(graph), delta(d), stream(s), key(sc.key.data()) {
+    const std::size_t n = g.num_vertices;
+    vertex_t* l = sc.lists.data();
+    frontier = l;
+    next = l + n;
+    far = l + 2 * n;
+    far_out = l + 3 * n;
+    settled = l + 4 * n;
+    stamp = sc.marks.data();
+    in_far = sc.marks.data() + n;
+    settled_stamp = sc.marks.data() + 2 * n;
+    counters = sc.counters.data();
+  }
+  // One copy of every counter into `seen`, then a wait.
+  void read() {
+    CUDALAB_CHECK(cudaMemcpyAsync(&seen, counters, sizeof(Counters), cudaMemcpyDeviceToHost, stream));
+    CUDALAB_CHECK(cudaStreamSynchronize(stream));
+  }
+};
+
+unsigned blocks_for(std::size_t count) { return detail::grid_for(count, kBlock); }
+
+// Settles the bucket that ends at `upper`, whose first frontier split_kernel
+// wrote (r.seen.frontier, as of the last read): light phases until the
+// frontier stays empty, then one heavy phase over every vertex the bucket
+// held; again while the heavy phase put a vertex back into the bucket.
+void settle_bucket(Run& r, unsigned long long upper, Stats& stats) {
+  // TODO(6.4): light phases (expand_kernel<true> over r.frontier, the
+  // next frontier in r.next) until the frontier stays empty, then one
+  // heavy phase (expand_kernel<false>) over the r.seen.settled vertices
+  // of r.settled; again while the heavy phase refilled the frontier.
+  // Each phase: a new tag (++r.tag), r.counters->next reset, r.read()
+  // after it; count it in stats.iterations.
+}
+
+// Bucket after bucket, while the far list (which holds the source at first)
+// is not empty: the bucket of the smallest far distance, its first frontier
+// split from the far list, then settle_bucket.
+Stats run_buckets(Run& r) {
+  Stats stats;
+  // TODO(6.4): bucket after bucket, while the far list is not empty:
+  // choose the bucket of the smallest far distance >= lower
+  // (far_min_kernel into r.counters->min_dist), split the far list
+  // (split_kernel: the first frontier, the kept far vertices; then swap
+  // r.far and r.far_out, and r.far_slot), settle the bucket
+  // (settle_bucket), count buckets in stats.buckets; then lower = the
+  // bucket's end.
+  return stats;
+}
+
 }  // namespace
 
 Stats delta_stepping(CsrView g, vertex_t source, dist_t delta, dist_t* dist, vertex_t* parent, cudaStream_t stream) {
-  detail::check_sssp_arguments("delta_stepping", g, source, dist, true);
-  require_pointer("delta_stepping", "parent", parent, g.num_vertices);
-  if (delta == 0) throw std::invalid_argument("delta_stepping: delta must be at least 1");
+  detail::check_delta_stepping_arguments("delta_stepping", g, source, delta, dist, parent);
   const std::size_t n = g.num_vertices;
-  auto blocks_for = [](std::size_t count) { return detail::grid_for(count, kBlock); };
-
-  AsyncBuffer<packed_t> key(n, stream);
-  AsyncBuffer<vertex_t> lists(5 * n, stream);  // frontier, next, far, far_out, settled
-  AsyncBuffer<unsigned> marks(3 * n, stream);  // stamp, in_far, settled_stamp
-  AsyncBuffer<unsigned> counters(6, stream);   // next, far, far_out, settled, frontier, min
-  marks.fill_bytes(0);
-  init_kernel<<<blocks_for(n), kBlock, 0, stream>>>(key.data(), n, source);
+  Scratch scratch(n, stream);
+  init_kernel<<<blocks_for(n), kBlock, 0, stream>>>(scratch.key.data(), n, source);
   CUDALAB_CHECK_LAUNCH();
-  vertex_t* frontier = lists.data();
-  vertex_t* next = lists.data() + n;
-  vertex_t* far = lists.data() + 2 * n;
-  vertex_t* far_out = lists.data() + 3 * n;
-  vertex_t* settled = lists.data() + 4 * n;
-  unsigned* stamp = marks.data();
-  unsigned* in_far = marks.data() + n;
-  unsigned* settled_stamp = marks.data() + 2 * n;
-  unsigned* c_next = counters.data();
-  unsigned* c_far = counters.data() + 1;
-  unsigned* c_far_out = counters.data() + 2;
-  unsigned* c_settled = counters.data() + 3;
-  unsigned* c_frontier = counters.data() + 4;
-  unsigned* c_min = counters.data() + 5;
-
+  Run run(g, delta, scratch, stream);
   // The source waits in the far list; the first bucket takes it out.
   const unsigned one = 1;
-  CUDALAB_CHECK(cudaMemcpyAsync(far, &source, sizeof(vertex_t), cudaMemcpyHostToDevice, stream));
-  CUDALAB_CHECK(cudaMemcpyAsync(in_far + source, &one, sizeof(unsigned), cudaMemcpyHostToDevice, stream));
-  Stats stats;
-  // TODO(6.4): bucket after bucket, while the far list (which holds the
-  // source at first) is not empty: choose the bucket of the smallest far
-  // distance >= lower (far_min_kernel), split the far list (split_kernel:
-  // the first frontier, the kept far vertices), run light phases
-  // (expand_kernel<true>) until the frontier stays empty, then one heavy
-  // phase (expand_kernel<false>) over the vertices the bucket held; count phases in
-  // stats.iterations and buckets in stats.buckets; then lower = the
-  // bucket's end.
-  unpack_kernel<<<blocks_for(n), kBlock, 0, stream>>>(key.data(), n, dist, parent);
+  CUDALAB_CHECK(cudaMemcpyAsync(run.far, &source, sizeof(vertex_t), cudaMemcpyHostToDevice, stream));
+  CUDALAB_CHECK(cudaMemcpyAsync(run.in_far + source, &one, sizeof(unsigned), cudaMemcpyHostToDevice, stream));
+  const Stats stats = run_buckets(run);
+  unpack_kernel<<<blocks_for(n), kBlock, 0, stream>>>(scratch.key.data(), n, dist, parent);
   CUDALAB_CHECK_LAUNCH();
   CUDALAB_CHECK(cudaStreamSynchronize(stream));
   return stats;

@@ -20,9 +20,11 @@ Changed on the way (the repository itself is never changed):
   a Doxygen \\dontinclude of solutions/...) are removed; STUBS pages are
   replaced by a short page under the same anchor, so every \\ref still resolves.
 - README.md and docs/mainpage.md: a paragraph saying what the edition is.
-- starter/: a later exercise's starter that carries the whole of an earlier
-  exercise's solution region (the merge path of 2.6 in 2.7, ...) gets that
-  region's starter text instead, behind a comment saying so ("withheld").
+- starter/ and the chapters' headers: a later exercise's starter, or a
+  chapter's header, that carries the whole of an earlier exercise's solution
+  region (the merge path of 2.6 in 2.7, the warp heap of 5.3 in chapter 5's
+  warp_heap.cuh, ...) gets that region's starter text instead, behind a
+  comment saying so ("withheld").
 
 The check: every solution region (a // BEGIN SOLUTION ... // END SOLUTION
 block of solutions/) is searched for in every text file of the edition, line
@@ -93,6 +95,9 @@ BANNER = ("**Student edition.** This is the student edition of cudalab{source}: 
 BANNER_FILES = ("README.md", "docs/mainpage.md")
 
 WINDOW = 4
+# Where a given copy of an earlier exercise's solution may stand, and is withheld: the
+# starters, and the chapters' headers (chapter 5's warp_heap.cuh gives 5.3's heap to 5.4).
+WITHHELD_IN = ("starter/", "chapters/")
 SOURCE_SUFFIXES = {".cu", ".cuh", ".hpp", ".h", ".cpp"}
 _WORD = re.compile(r"\w+")
 _DOXY_SOLUTIONS = re.compile(r"^\s*[\\@](dontinclude|include|includelineno|includedoc|snippet|"
@@ -700,7 +705,7 @@ def _change(pl: Plan, root: Path, sol: Solutions) -> None:
                 pl.files[rel] = text.encode()
         if rel in BANNER_FILES:
             pl.files[rel] = add_banner(pl.files[rel].decode(), src).encode()
-        if rel.startswith("starter/") and PurePosixPath(rel).suffix in SOURCE_SUFFIXES:
+        if rel.startswith(WITHHELD_IN) and PurePosixPath(rel).suffix in SOURCE_SUFFIXES:
             text, done = withhold_given(data.decode(), sol)
             if done:
                 pl.files[rel] = text.encode()
@@ -720,7 +725,7 @@ def _change(pl: Plan, root: Path, sol: Solutions) -> None:
             pl.notes.append(f"CMakePresets.json: the test presets skip CTest's {name} (it runs {path}, "
                             "left out)")
     if pl.withheld:
-        pl.notes.append(f"starter/: {len(pl.withheld)} given copies of earlier exercises' solutions "
+        pl.notes.append(f"starter/, chapters/: {len(pl.withheld)} given copies of earlier exercises' solutions "
                         "replaced by those exercises' starter text")
 
 

@@ -256,6 +256,16 @@ inline void check_sssp_arguments(const char* fn, const EllView& g, vertex_t sour
   require_pointer(fn, "dist", dist, g.num_rows);
 }
 
+/// The argument checks of delta_stepping(): check_sssp_arguments (weights
+/// ≥ 0), a parent array of n, and delta ≥ 1; throws std::invalid_argument
+/// as described there, before anything is launched.
+inline void check_delta_stepping_arguments(const char* fn, const CsrView& g, vertex_t source, dist_t delta,
+                                           const dist_t* dist, const vertex_t* parent) {
+  check_sssp_arguments(fn, g, source, dist, true);
+  require_pointer(fn, "parent", parent, g.num_vertices);
+  if (delta == 0) throw std::invalid_argument(std::string(fn) + ": delta must be at least 1");
+}
+
 /// Blocks of `block` threads for a grid-stride loop over `count` items: at
 /// most enough to fill the GPU once, at least one.
 inline unsigned grid_for(std::size_t count, int block) {
