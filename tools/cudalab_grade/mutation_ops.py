@@ -564,6 +564,11 @@ _EXTREME = re.compile(r"^(-\s*)?(INT_MAX|INT_MIN|UINT_MAX|LLONG_MAX|LLONG_MIN|UL
                       r"k[A-Z]\w*(?:Infinity|Inf|Max|Min|Lowest|None))$")
 
 
+# What `name()` value-initializes rather than calls: a fundamental type, a name that starts
+# with a capital (Acc, T, Pair) or one ending in _t (dist64_t).
+_TYPE_NAME = re.compile(r"^(?:[A-Z]\w*|\w+_t|bool|char|short|int|long|unsigned|signed|float|double)$")
+
+
 def init_value(src: str, tokens: list[Token], inside: Inside) -> list[Site]:
     """An initial or identity value: 0 <-> 1, an extreme (INT_MAX, FLT_MAX, infinity...) -> 0."""
     sites = []
@@ -590,6 +595,8 @@ def init_value(src: str, tokens: list[Token], inside: Inside) -> list[Site]:
         elif _IDENTITY.match(compact):
             new = _flip01(compact)
         elif inner and (inner.group(2) == "" or _IDENTITY.match(inner.group(2))):
+            if compact.endswith("()") and not _TYPE_NAME.match(inner.group(1)):
+                continue   # lane_id(), nodes(): a call with no arguments, no value-initialization
             new = f"{inner.group(1)}{{{_flip01(inner.group(2) or '0')}}}"
         else:
             continue

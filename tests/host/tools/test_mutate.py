@@ -114,9 +114,11 @@ class OperatorTest(unittest.TestCase):
     def test_init_value(self):
         got = self.one("  int s = 0;\n  float m = FLT_MAX;\n  unsigned u = 0u;\n  float f = 0.0f;\n"
                        "  long long a = std::numeric_limits<long long>::max();\n  int b = Acc{};\n"
-                       "  for (unsigned d = 1; d < 32; d *= 2) {}\n  int c = x;\n", "init_value")
+                       "  for (unsigned d = 1; d < 32; d *= 2) {}\n  int c = x;\n"
+                       "  unsigned l = lane_id();\n  int e = Pair();\n  int g = int();\n", "init_value")
         self.assertEqual([n for _, n in got], ["int s = 1;", "float m = 0;", "unsigned u = 1u;",
-                                               "float f = 1.0f;", "long long a = 0;", "int b = Acc{1};"])
+                                               "float f = 1.0f;", "long long a = 0;", "int b = Acc{1};",
+                                               "int e = Pair{1};", "int g = int{1};"])
 
     def test_swap_operands(self):
         got = self.one("  int d = hi - lo;\n  int e = a * b - c;\n  x = combine(y, x, op);\n"
