@@ -8,6 +8,7 @@
 #include "cudalab/device.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/heap.cuh"
+#include "cudalab/warp.cuh"
 
 namespace cudalab::heap {
 namespace {
@@ -17,7 +18,6 @@ using graph::kUnreachable;
 using graph::offset_t;
 using graph::vertex_t;
 
-constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kMaxWarpsPerBlock = 4;  // heaps per block, fewer for large capacities (detail::heap_launch)
 
 // TODO(5.4): your warp heap of exercise 5.3: shfl_entry, replace_smallest,
