@@ -11,6 +11,7 @@
 #include "cudalab/async_buffer.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/scan.cuh"
+#include "cudalab/warp.cuh"
 
 namespace cudalab::scan {
 namespace {
@@ -23,7 +24,6 @@ constexpr int kTile = kThreads * kVecs * 4;   // 4096 elements per tile
 // register file (64K). Without the bound nvcc uses 72 registers, 7 blocks fit,
 // and 1/8 fewer bytes are in flight (measured: 977 against 924 us at 2^28).
 constexpr int kMinBlocksPerSm = 8;
-constexpr unsigned kFullMask = 0xffffffffu;
 static_assert(kVecs * kWarps == 32, "the (vector, warp) totals of a tile fill exactly one warp");
 static_assert(kTile == decoupled_lookback_tile, "the tile the header documents");
 
@@ -86,7 +86,7 @@ __device__ __forceinline__ void store_tile(int* out, std::size_t base, std::size
 // Inclusive scan of x over the 32 lanes of a warp (Hillis-Steele with shuffles).
 __device__ __forceinline__ unsigned warp_inclusive_scan(unsigned x) {
   // BEGIN SOLUTION
-  const unsigned lane = threadIdx.x % 32;
+  const unsigned lane = lane_id();
 #pragma unroll
   for (unsigned d = 1; d < 32; d *= 2) {
     const unsigned y = __shfl_up_sync(kFullMask, x, d);
@@ -107,7 +107,7 @@ __device__ __forceinline__ unsigned warp_inclusive_scan(unsigned x) {
 __device__ __forceinline__ unsigned look_back(Word* status, unsigned tile) {
   unsigned prefix = 0;
   // BEGIN SOLUTION
-  const unsigned lane = threadIdx.x % 32;
+  const unsigned lane = lane_id();
   long long pred = static_cast<long long>(tile) - 1 - lane;
   while (true) {
     // Wait until every lane's predecessor has published something. Tiles
@@ -150,8 +150,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
   __shared__ unsigned s_tile;
   __shared__ unsigned s_totals[32];  // sum of each (vector k, warp) group, at k * kWarps + warp
   __shared__ unsigned s_prefix[32];  // exclusive prefix of each group within the whole array
-  const unsigned lane = threadIdx.x % 32;
-  const unsigned warp = threadIdx.x / 32;
+  const unsigned lane = lane_id();
+  const unsigned warp = warp_id();
 
   // BEGIN SOLUTION
   // Tile ids in the order blocks start, never blockIdx.x: a block only ever

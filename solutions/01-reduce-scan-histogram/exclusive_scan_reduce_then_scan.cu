@@ -9,6 +9,7 @@
 #include "cudalab/async_buffer.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/scan.cuh"
+#include "cudalab/warp.cuh"
 
 namespace cudalab::scan {
 namespace {
@@ -17,7 +18,6 @@ constexpr int kThreads = 256;                 // threads per block
 constexpr int kWarps = kThreads / 32;         // 8
 constexpr int kVecs = 4;                      // 16-byte vectors per thread
 constexpr int kTile = kThreads * kVecs * 4;   // 4096 elements per tile
-constexpr unsigned kFullMask = 0xffffffffu;
 static_assert(kVecs * kWarps == 32, "the (vector, warp) totals of a tile fill exactly one warp");
 
 // The tile layout: vector k of thread t holds elements 4 (k * kThreads + t)
@@ -63,7 +63,7 @@ __device__ __forceinline__ void store_tile(int* out, std::size_t base, std::size
 // Inclusive scan of x over the 32 lanes of a warp (Hillis-Steele with shuffles).
 __device__ __forceinline__ unsigned warp_inclusive_scan(unsigned x) {
   // BEGIN SOLUTION
-  const unsigned lane = threadIdx.x % 32;
+  const unsigned lane = lane_id();
 #pragma unroll
   for (unsigned d = 1; d < 32; d *= 2) {
     const unsigned y = __shfl_up_sync(kFullMask, x, d);
@@ -90,7 +90,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int k = 0; k < kVecs; ++k) s += v[k].x + v[k].y + v[k].z + v[k].w;
 #pragma unroll
   for (int offset = 16; offset > 0; offset /= 2) s += __shfl_xor_sync(kFullMask, s, offset);
-  if (threadIdx.x % 32 == 0) s_warp_sums[threadIdx.x / 32] = s;
+  if (lane_id() == 0) s_warp_sums[warp_id()] = s;
   __syncthreads();
   if (threadIdx.x == 0) {
     unsigned total = 0;
@@ -112,8 +112,8 @@ __global__ void __launch_bounds__(kThreads)
                       const unsigned* prefixes) {
   __shared__ unsigned s_totals[32];  // sum of each (vector k, warp) group, at k * kWarps + warp
   __shared__ unsigned s_prefix[32];  // exclusive prefix of each group within the whole array
-  const unsigned lane = threadIdx.x % 32;
-  const unsigned warp = threadIdx.x / 32;
+  const unsigned lane = lane_id();
+  const unsigned warp = warp_id();
   const std::size_t base = static_cast<std::size_t>(blockIdx.x) * kTile;
   uint4 v[kVecs];
   load_tile(in, base, n, vector_ok, v);

@@ -11,6 +11,7 @@
 #include "cudalab/async_buffer.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/scan.cuh"
+#include "cudalab/warp.cuh"
 
 namespace cudalab::scan {
 namespace {
@@ -19,7 +20,6 @@ constexpr int kThreads = 256;                 // threads per block
 constexpr int kWarps = kThreads / 32;         // 8
 constexpr int kVecs = 4;                      // groups of 4 elements per thread
 constexpr int kTile = kThreads * kVecs * 4;   // 4096 elements per tile
-constexpr unsigned kFullMask = 0xffffffffu;
 static_assert(kVecs * kWarps == 32, "the (vector, warp) totals of a tile fill exactly one warp");
 
 // A (flag, value) pair of the segmented scan: `flag` says a segment head lies
@@ -130,7 +130,7 @@ __device__ __forceinline__ void store_tile(int* out, std::size_t base, std::size
 template <class Op>
 __device__ __forceinline__ Pair warp_inclusive_scan(Pair x, Op op) {
   // BEGIN SOLUTION
-  const unsigned lane = threadIdx.x % 32;
+  const unsigned lane = lane_id();
 #pragma unroll
   for (unsigned d = 1; d < 32; d *= 2) {
     const Pair y = shfl_up(x, d);
@@ -150,7 +150,7 @@ template <class Op>
 __device__ __forceinline__ Pair look_back(Word* status, unsigned tile, Op op) {
   Pair prefix = identity_pair<Op>();
   // BEGIN SOLUTION
-  const unsigned lane = threadIdx.x % 32;
+  const unsigned lane = lane_id();
   long long pred = static_cast<long long>(tile) - 1 - lane;
   while (true) {
     Word w;
@@ -188,8 +188,8 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ unsigned s_tile;
   __shared__ Pair s_totals[32];
   __shared__ Pair s_prefix[32];
-  const unsigned lane = threadIdx.x % 32;
-  const unsigned warp = threadIdx.x / 32;
+  const unsigned lane = lane_id();
+  const unsigned warp = warp_id();
   if (threadIdx.x == 0) s_tile = atomicAdd(tile_counter, 1u);
   __syncthreads();
   const unsigned tile = s_tile;

@@ -9,13 +9,13 @@
 #include "cudalab/device.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/reduce.cuh"
+#include "cudalab/warp.cuh"
 
 namespace cudalab::reduce {
 namespace {
 
 constexpr int kBlock = 256;
 constexpr int kWarps = kBlock / 32;
-constexpr unsigned kFullMask = 0xffffffffu;
 
 // The 16-byte vector type of each element type.
 template <class T> struct Vec4;
@@ -71,8 +71,8 @@ __global__ void __launch_bounds__(kBlock) sum_vectorized_kernel(const T* __restr
 
   // Block reduction: each warp by shuffles, then warp 0 over the warps' sums.
   __shared__ Acc warp_sums[kWarps];
-  const unsigned lane = threadIdx.x % 32;
-  const unsigned warp = threadIdx.x / 32;
+  const unsigned lane = lane_id();
+  const unsigned warp = warp_id();
   sum = warp_sum(sum);
   if (lane == 0) warp_sums[warp] = sum;
   __syncthreads();

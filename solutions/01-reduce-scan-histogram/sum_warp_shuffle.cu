@@ -4,12 +4,12 @@
 #include "cudalab/atomics.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/reduce.cuh"
+#include "cudalab/warp.cuh"
 
 namespace cudalab::reduce {
 namespace {
 
 constexpr int kBlock = 256;
-constexpr unsigned kFullMask = 0xffffffffu;
 
 // Thread i loads in[i] (0 past the end); each warp sums its 32 values in
 // registers and its lane 0 adds the warp's sum to *out.
@@ -22,7 +22,7 @@ __global__ void sum_warp_shuffle_kernel(const T* __restrict__ in, std::size_t n,
   // end of the array: they contribute 0. After the step with offset d, lane l
   // holds the sum of lanes l .. l + 2d - 1; after d = 1, lane 0 holds all 32.
   for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(kFullMask, v, offset);
-  if ((threadIdx.x & 31u) == 0 && i < n) atomic_add(out, v);
+  if (lane_id() == 0 && i < n) atomic_add(out, v);
   // STARTER:
   // // TODO(1.3): load v = in[i] (0 when i >= n), then for offset = 16, 8, 4,
   // // 2, 1 add __shfl_down_sync(0xffffffff, v, offset) to v; lane 0 of each

@@ -8,12 +8,12 @@
 
 #include "cudalab/error.cuh"
 #include "cudalab/stack.cuh"
+#include "cudalab/warp.cuh"
 
 namespace cudalab::stack {
 namespace {
 
 constexpr int kBlock = 256;  // a multiple of 32: every warp is whole
-constexpr unsigned kFullMask = 0xffffffffu;
 
 // Called by all 32 lanes of a warp; lane l pushes its `k` items (0, 1 or 2:
 // first, then second) into `next`. The counts differ from lane to lane, so the
@@ -21,7 +21,7 @@ constexpr unsigned kFullMask = 0xffffffffu;
 // items with one atomic and place each lane's items by an exclusive scan.
 __device__ void push_children(DeviceStack<int> next, int k, int first, int second) {
   // BEGIN SOLUTION
-  const unsigned lane = threadIdx.x & 31u;
+  const unsigned lane = lane_id();
   int inclusive = k;  // Hillis-Steele scan over the warp: 5 shuffles
   for (unsigned d = 1; d < 32; d *= 2) {
     const int up = __shfl_up_sync(kFullMask, inclusive, d);

@@ -5,19 +5,19 @@
 
 #include "cudalab/error.cuh"
 #include "cudalab/stack.cuh"
+#include "cudalab/warp.cuh"
 
 namespace cudalab::stack {
 namespace {
 
 constexpr int kBlock = 256;  // a multiple of 32: every warp is whole
-constexpr unsigned kFullMask = 0xffffffffu;
 
 // Called by all 32 lanes of a warp (none has returned); the lanes with
 // `pushes` true push `item`. They receive consecutive slots in lane order,
 // reserved by one atomic.
 __device__ void push_warp(DeviceStack<int> stack, int item, bool pushes) {
   // BEGIN SOLUTION
-  const unsigned lane = threadIdx.x & 31u;
+  const unsigned lane = lane_id();
   const unsigned mask = __ballot_sync(kFullMask, pushes);  // bit l: lane l pushes
   if (!pushes) return;
   const auto leader = static_cast<unsigned>(__ffs(static_cast<int>(mask)) - 1);  // lowest pushing lane

@@ -6,6 +6,7 @@
 
 #include "cudalab/error.cuh"
 #include "cudalab/filter.cuh"
+#include "cudalab/warp.cuh"
 
 namespace cudalab::filter {
 namespace {
@@ -15,7 +16,6 @@ constexpr int kWarps = kThreads / 32;      // 8
 constexpr int kRounds = 8;                 // elements per lane
 constexpr int kChunk = 32 * kRounds;       // 256 consecutive elements per warp
 constexpr int kTile = kWarps * kChunk;     // 2048 elements per block
-constexpr unsigned kFullMask = 0xffffffffu;
 
 // Warp w of block b filters the chunk in[c, c + 256), c = (8b + w) * 256;
 // in round r lane l looks at in[c + 32 r + l]. Every lane reaches every
@@ -24,8 +24,8 @@ template <class T, class Pred>
 __global__ void __launch_bounds__(kThreads)
     warp_aggregated_kernel(const T* __restrict__ in, std::size_t n, Pred pred, T* __restrict__ out,
                            std::size_t capacity, unsigned long long* count) {
-  const unsigned lane = threadIdx.x % 32;
-  const unsigned warp = threadIdx.x / 32;
+  const unsigned lane = lane_id();
+  const unsigned warp = warp_id();
   const std::size_t chunk = (blockIdx.x * static_cast<std::size_t>(kWarps) + warp) * kChunk;
   T x[kRounds];
   bool selected[kRounds];

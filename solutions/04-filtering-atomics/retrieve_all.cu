@@ -8,6 +8,7 @@
 
 #include "cudalab/error.cuh"
 #include "cudalab/filter.cuh"
+#include "cudalab/warp.cuh"
 
 namespace cudalab::filter {
 namespace {
@@ -17,7 +18,6 @@ constexpr int kWarps = kThreads / 32;      // 8
 constexpr int kRounds = 8;                 // slots per lane
 constexpr int kChunk = 32 * kRounds;       // 256 consecutive slots per warp
 constexpr int kTile = kWarps * kChunk;     // 2048 slots per block
-constexpr unsigned kFullMask = 0xffffffffu;
 
 // The sub-tables, passed by value as a kernel parameter. Sub-table s is
 // covered by the blocks first_block[s] .. first_block[s + 1] - 1.
@@ -46,8 +46,8 @@ __global__ void __launch_bounds__(kThreads)
   while (s + 1 < tables.count && blockIdx.x >= tables.first_block[s + 1]) ++s;
   const Slot* slots = tables.slots[s];
   const unsigned long long n = tables.capacity[s];
-  const unsigned lane = threadIdx.x % 32;
-  const unsigned warp = threadIdx.x / 32;
+  const unsigned lane = lane_id();
+  const unsigned warp = warp_id();
   const unsigned long long chunk = ((blockIdx.x - tables.first_block[s]) * kWarps + warp) * kChunk;
   Slot slot[kRounds];
 #pragma unroll

@@ -7,6 +7,7 @@
 #include "cudalab/device.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/heap.cuh"
+#include "cudalab/warp.cuh"
 #include "cudalab/warp_heap.cuh"
 
 namespace cudalab::heap {
@@ -17,7 +18,6 @@ using graph::kUnreachable;
 using graph::offset_t;
 using graph::vertex_t;
 
-constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kMaxWarpsPerBlock = 4;  // heaps per block, fewer for large capacities (detail::heap_launch)
 
 // The warp heap of exercise 5.3, given by cudalab/warp_heap.cuh: WarpHeap

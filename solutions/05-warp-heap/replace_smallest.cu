@@ -3,13 +3,13 @@
 // Grade:  tools/grade 5.1      Hints: tools/grade --hint 5.1
 #include "cudalab/error.cuh"
 #include "cudalab/heap.cuh"
+#include "cudalab/warp.cuh"
 
 namespace cudalab::heap {
 namespace {
 
 constexpr int kBlock = 256;  // a multiple of 32: every warp is whole
 constexpr int kWarpsPerBlock = kBlock / 32;
-constexpr unsigned kFullMask = 0xffffffffu;
 
 // Called by all 32 lanes of a warp with the same x. The warp holds one node,
 // lane l's entry in `mine`, sorted ascending across the lanes by

@@ -7,11 +7,11 @@
 #include "cudalab/device.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/heap.cuh"
+#include "cudalab/warp.cuh"
 
 namespace cudalab::heap {
 namespace {
 
-constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kMaxWarpsPerBlock = 8;  // heaps per block, fewer for large capacities (detail::heap_launch)
 
 __device__ __forceinline__ Entry shfl_entry(const Entry& e, int src) {

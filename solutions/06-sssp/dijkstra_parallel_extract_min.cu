@@ -10,12 +10,12 @@
 #include "cudalab/device.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/sssp.cuh"
+#include "cudalab/warp.cuh"
 
 namespace cudalab::sssp {
 namespace {
 
 constexpr int kBlock = 256;
-constexpr unsigned kFullMask = 0xffffffffu;
 constexpr unsigned long long kNone = ~0ull;  // "no unsettled reachable vertex"
 constexpr std::uint64_t kCheckEvery = 64;    // steps between two looks at the done flag
 
@@ -50,7 +50,7 @@ __global__ void extract_min_kernel(const dist_t* __restrict__ dist, const unsign
   // then one atomicMin per block.
   for (int offset = 16; offset > 0; offset /= 2) mine = min(mine, __shfl_xor_sync(kFullMask, mine, offset));
   __shared__ unsigned long long warp_min[kBlock / 32];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int lane = lane_id(), warp = warp_id();
   if (lane == 0) warp_min[warp] = mine;
   __syncthreads();
   if (warp == 0) {

@@ -11,6 +11,7 @@
 #include "cudalab/async_buffer.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/scan.cuh"
+#include "cudalab/warp.cuh"
 
 namespace cudalab::scan {
 namespace {
@@ -23,7 +24,6 @@ constexpr int kTile = kThreads * kVecs * 4;   // 4096 elements per tile
 // register file (64K). Without the bound nvcc uses 72 registers, 7 blocks fit,
 // and 1/8 fewer bytes are in flight (measured: 977 against 924 us at 2^28).
 constexpr int kMinBlocksPerSm = 8;
-constexpr unsigned kFullMask = 0xffffffffu;
 static_assert(kVecs * kWarps == 32, "the (vector, warp) totals of a tile fill exactly one warp");
 static_assert(kTile == decoupled_lookback_tile, "the tile the header documents");
 
@@ -113,8 +113,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
   __shared__ unsigned s_tile;
   __shared__ unsigned s_totals[32];  // sum of each (vector k, warp) group, at k * kWarps + warp
   __shared__ unsigned s_prefix[32];  // exclusive prefix of each group within the whole array
-  const unsigned lane = threadIdx.x % 32;
-  const unsigned warp = threadIdx.x / 32;
+  const unsigned lane = lane_id();
+  const unsigned warp = warp_id();
 
   // TODO(1.8): take the tile id from atomicAdd(tile_counter, 1) (one
   // thread, broadcast through s_tile and a __syncthreads()), not blockIdx.x.

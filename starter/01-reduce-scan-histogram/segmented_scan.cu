@@ -11,6 +11,7 @@
 #include "cudalab/async_buffer.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/scan.cuh"
+#include "cudalab/warp.cuh"
 
 namespace cudalab::scan {
 namespace {
@@ -19,7 +20,6 @@ constexpr int kThreads = 256;                 // threads per block
 constexpr int kWarps = kThreads / 32;         // 8
 constexpr int kVecs = 4;                      // groups of 4 elements per thread
 constexpr int kTile = kThreads * kVecs * 4;   // 4096 elements per tile
-constexpr unsigned kFullMask = 0xffffffffu;
 static_assert(kVecs * kWarps == 32, "the (vector, warp) totals of a tile fill exactly one warp");
 
 // A (flag, value) pair of the segmented scan: `flag` says a segment head lies
@@ -148,8 +148,8 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ unsigned s_tile;
   __shared__ Pair s_totals[32];
   __shared__ Pair s_prefix[32];
-  const unsigned lane = threadIdx.x % 32;
-  const unsigned warp = threadIdx.x / 32;
+  const unsigned lane = lane_id();
+  const unsigned warp = warp_id();
   if (threadIdx.x == 0) s_tile = atomicAdd(tile_counter, 1u);
   __syncthreads();
   const unsigned tile = s_tile;

@@ -9,13 +9,13 @@
 #include "cudalab/device.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/reduce.cuh"
+#include "cudalab/warp.cuh"
 
 namespace cudalab::reduce {
 namespace {
 
 constexpr int kBlock = 256;
 constexpr int kWarps = kBlock / 32;
-constexpr unsigned kFullMask = 0xffffffffu;
 
 // The 16-byte vector type of each element type.
 template <class T> struct Vec4;

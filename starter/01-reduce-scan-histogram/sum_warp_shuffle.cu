@@ -4,12 +4,12 @@
 #include "cudalab/atomics.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/reduce.cuh"
+#include "cudalab/warp.cuh"
 
 namespace cudalab::reduce {
 namespace {
 
 constexpr int kBlock = 256;
-constexpr unsigned kFullMask = 0xffffffffu;
 
 // Thread i loads in[i] (0 past the end); each warp sums its 32 values in
 // registers and its lane 0 adds the warp's sum to *out.

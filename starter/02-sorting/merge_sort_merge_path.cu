@@ -11,6 +11,7 @@
 #include "cudalab/async_buffer.cuh"
 #include "cudalab/device.cuh"
 #include "cudalab/error.cuh"
+#include "cudalab/merge_path.cuh"
 #include "cudalab/sort.cuh"
 
 namespace cudalab::sort {
@@ -50,23 +51,7 @@ constexpr unsigned kSearchLanes = 8;
 static_assert(kPartitionThreads % kSearchLanes == 0, "a search group never straddles two blocks");
 
 // ---- Given: the merge pass of exercise 2.6, tuned (2.6 is where you write one). ----
-
-// The number of keys of a among the first `diag` keys of the stable merge of
-// the sorted lists a[0, a_count) and b[0, b_count) (a first on ties): the
-// point where the merge path crosses cross diagonal `diag`.
-__device__ __forceinline__ unsigned merge_path(const int* a, unsigned a_count, const int* b,
-                                               unsigned b_count, unsigned diag) {
-  unsigned begin = diag > b_count ? diag - b_count : 0;
-  unsigned end = diag < a_count ? diag : a_count;
-  while (begin < end) {
-    const unsigned mid = begin + (end - begin) / 2;
-    // a[mid] precedes b[diag - 1 - mid] in the merge (ties: a first), so the
-    // path takes more than mid keys of a.
-    if (!(b[diag - 1 - mid] < a[mid])) begin = mid + 1;
-    else end = mid;
-  }
-  return begin;
-}
+// Its searches, merge_path and merge_path_kary, are in cudalab/merge_path.cuh.
 
 // Merges kItems outputs serially from the sorted lists s_keys[ai, a_end) and
 // s_keys[bi, b_end) (shared memory; b first only when strictly smaller) into
@@ -119,35 +104,6 @@ __device__ __forceinline__ TileGeometry tile_geometry(std::size_t tile, std::siz
   g.diag0 = static_cast<unsigned>((tile - pair * tiles_per_pair) * kMergeTile);
   g.diag1 = total - g.diag0 < kMergeTile ? total : g.diag0 + kMergeTile;
   return g;
-}
-
-// merge_path by the kLanes lanes of `group` together, a (kLanes + 1)-ary
-// search (Schlegel, Gemulla and Lehner, "k-ary search on modern
-// processors", DaMoN 2009): each round the lanes test kLanes points that cut
-// [lo, hi) into kLanes + 1 parts, and a ballot finds the part where the path
-// crosses. Rounds: log_{kLanes+1} of the range instead of log_2; loads:
-// 2 kLanes a round instead of 2. Same result as merge_path.
-template <unsigned kLanes>
-__device__ __forceinline__ unsigned merge_path_kary(const cg::thread_block_tile<kLanes>& group, const int* a,
-                                                    unsigned a_count, const int* b, unsigned b_count,
-                                                    unsigned diag) {
-  unsigned lo = diag > b_count ? diag - b_count : 0;
-  unsigned hi = diag < a_count ? diag : a_count;
-  // The k-th cut of [lo, lo + width): lo + floor(k width / (kLanes + 1)).
-  const auto cut = [](unsigned lo, unsigned width, unsigned k) {
-    return lo + static_cast<unsigned>(static_cast<unsigned long long>(k) * width / (kLanes + 1));
-  };
-  while (lo < hi) {
-    const unsigned width = hi - lo;
-    const unsigned m = cut(lo, width, group.thread_rank() + 1);
-    // As in merge_path: true when the path takes more than m keys of a.
-    const bool more = !(b[diag - 1 - m] < a[m]);
-    const unsigned c = __popc(group.ballot(more));  // true for cuts 1..c, false above
-    const unsigned new_lo = c > 0 ? cut(lo, width, c) + 1 : lo;
-    hi = c < kLanes ? cut(lo, width, c + 1) : hi;
-    lo = new_lo;
-  }
-  return lo;
 }
 
 // splits[t] = the merge-path split at the first output of merge tile t, by

@@ -8,12 +8,12 @@
 
 #include "cudalab/error.cuh"
 #include "cudalab/stack.cuh"
+#include "cudalab/warp.cuh"
 
 namespace cudalab::stack {
 namespace {
 
 constexpr int kBlock = 256;  // a multiple of 32: every warp is whole
-constexpr unsigned kFullMask = 0xffffffffu;
 
 // Called by all 32 lanes of a warp; lane l pushes its `k` items (0, 1 or 2:
 // first, then second) into `next`. The counts differ from lane to lane, so the

@@ -5,12 +5,12 @@
 
 #include "cudalab/error.cuh"
 #include "cudalab/stack.cuh"
+#include "cudalab/warp.cuh"
 
 namespace cudalab::stack {
 namespace {
 
 constexpr int kBlock = 256;  // a multiple of 32: every warp is whole
-constexpr unsigned kFullMask = 0xffffffffu;
 
 // Called by all 32 lanes of a warp (none has returned); the lanes with
 // `pushes` true push `item`. They receive consecutive slots in lane order,

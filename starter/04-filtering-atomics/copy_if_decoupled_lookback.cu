@@ -11,6 +11,7 @@
 #include "cudalab/async_buffer.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/filter.cuh"
+#include "cudalab/warp.cuh"
 
 namespace cudalab::filter {
 namespace {
@@ -20,7 +21,6 @@ constexpr int kWarps = kThreads / 32;  // 4
 constexpr int kVecs = 8;               // 16-byte vectors per thread
 // 8 blocks of 128 threads per SM: at most 64 registers per thread (as 1.8).
 constexpr int kMinBlocksPerSm = 8;
-constexpr unsigned kFullMask = 0xffffffffu;
 static_assert(kVecs * kWarps == 32, "the (vector, warp) groups of a tile fill exactly one warp");
 
 template <class T>
@@ -87,7 +87,7 @@ __device__ __forceinline__ unsigned load_and_flag(const T* in, std::size_t base,
 
 // Inclusive scan of x over the 32 lanes of a warp (shuffles, as 1.8).
 __device__ __forceinline__ unsigned warp_inclusive_scan(unsigned x) {
-  const unsigned lane = threadIdx.x % 32;
+  const unsigned lane = lane_id();
 #pragma unroll
   for (unsigned d = 1; d < 32; d *= 2) {
     const unsigned y = __shfl_up_sync(kFullMask, x, d);
@@ -127,8 +127,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
   __shared__ unsigned s_aggregate;  // selected elements of the tile
   __shared__ unsigned s_prefix;     // selected elements of all tiles before this one
   __shared__ T s_staged[kTile];     // the tile's selected elements, compacted, in input order
-  const unsigned lane = threadIdx.x % 32;
-  const unsigned warp = threadIdx.x / 32;
+  const unsigned lane = lane_id();
+  const unsigned warp = warp_id();
 
   // Tile ids in the order the blocks start, never blockIdx.x: a block only
   // ever waits for tiles whose blocks have already started (see 1.8).

@@ -5,13 +5,13 @@
 
 #include "cudalab/error.cuh"
 #include "cudalab/heap.cuh"
+#include "cudalab/warp.cuh"
 
 namespace cudalab::heap {
 namespace {
 
 constexpr int kBlock = 256;  // a multiple of 32: every warp is whole
 constexpr int kWarpsPerBlock = kBlock / 32;
-constexpr unsigned kFullMask = 0xffffffffu;
 
 // Called by all 32 lanes of a warp with the same parent and node_count.
 // top_keys[i], top_values[i] are the top of node i (in the heap, a cache in

@@ -10,12 +10,12 @@
 #include "cudalab/device.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/sssp.cuh"
+#include "cudalab/warp.cuh"
 
 namespace cudalab::sssp {
 namespace {
 
 constexpr int kBlock = 256;
-constexpr unsigned kFullMask = 0xffffffffu;
 constexpr unsigned long long kNone = ~0ull;  // "no unsettled reachable vertex"
 constexpr std::uint64_t kCheckEvery = 64;    // steps between two looks at the done flag
 

@@ -18,12 +18,10 @@
 #include <cstddef>
 
 #include "cudalab/heap.cuh"
+#include "cudalab/warp.cuh"
 
 /// @brief The warp heap's device code (exercise 5.3's heap, given).
 namespace cudalab::heap::device {
-
-/// @brief Every lane of a warp: the mask of the heap's shuffles and ballots.
-constexpr unsigned kFullMask = 0xffffffffu;
 
 /// @brief Lane `src`'s entry `e`, to every lane of the warp.
 /// @param e    this lane's entry
