@@ -114,7 +114,8 @@ def grade_tree(args, root: Path, chapters, exercises, tools: tuple[str, ...]) ->
         return run_watch(args, root, chapters, opts, say)
 
     meta = {"implementation": opts.implementation, "seed": opts.seed, "perf": opts.perf,
-            "sanitize": list(tools) or (["quick: " + ",".join(QUICK_TOOLS)]
+            "sanitize": list(tools) or (["quick: " + ",".join(QUICK_TOOLS)
+                                         + " (and synccheck where the file synchronizes)"]
                                         if opts.quick_sanitize else []),
             "build_dir": opts.shown(build_dir)}
     if not args.compile_only:  # before any build: no GPU, nothing to grade

@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shlex
 import shutil
 import statistics
@@ -33,6 +34,11 @@ PIDS_MAX = 1024  # processes (threads included) of one program in its cgroup
 # small sizes (a few tiles and blocks, every warp and block boundary the tests
 # use up to there) under memcheck and racecheck, within QUICK_LIMIT seconds a tool.
 QUICK_TOOLS = ("memcheck", "racecheck")
+# ... and synccheck where the student's file synchronizes: a barrier that not every thread
+# of the block reaches, or a warp-level primitive called by a lane outside its mask
+QUICK_SYNC_TOOL = "synccheck"
+SYNC_PRIMITIVE = re.compile(r"\b(?:__syncthreads\w*|__syncwarp|__\w+_sync|sync)\s*\(|\bthis_thread_block\b"
+                            r"|\btiled_partition\b|\bbarrier\b")
 QUICK_MAX_N = "70000"
 QUICK_LIMIT = 90.0
 # The device profiles of chapters/common/include/cudalab/device.cuh: with
@@ -340,7 +346,7 @@ def _grade(ex: Exercise, opts: Options, res: Result) -> None:
         if not run_tests(ex, opts, res):
             return
         if opts.quick_sanitize:
-            for tool in QUICK_TOOLS:
+            for tool in quick_tools(src):
                 if not run_sanitizer(ex, opts, res, tool, quick=True):
                     return
         for tool in opts.sanitize:
@@ -349,6 +355,16 @@ def _grade(ex: Exercise, opts: Options, res: Result) -> None:
     if opts.perf and ex.perf:
         with opts.gpu_lock.exclusive() if opts.gpu_lock else contextlib.nullcontext():
             run_perf(ex, opts, res)
+
+
+def quick_tools(src: Path) -> tuple[str, ...]:
+    """The quick pass's tools for the student's file src: QUICK_TOOLS, and synccheck when its
+    code (comments and literals left out) calls a barrier or a warp-level primitive."""
+    try:
+        code = source.strip_code(src.read_text(errors="replace"))
+    except OSError:
+        return QUICK_TOOLS
+    return QUICK_TOOLS + ((QUICK_SYNC_TOOL,) if SYNC_PRIMITIVE.search(code) else ())
 
 
 def run_tests(ex: Exercise, opts: Options, res: Result) -> bool:

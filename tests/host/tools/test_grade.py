@@ -38,7 +38,7 @@ def _load_grade():
 
 
 grade_cli = _load_grade()
-from cudalab_grade import bench, build, cliclass, clioptions, clisetup, gtest, report, source  # noqa: E402
+from cudalab_grade import bench, build, cliclass, clioptions, clisetup, grading, gtest, report, source  # noqa: E402
 from cudalab_grade.manifest import UsageError, load_all, select  # noqa: E402
 
 MANIFEST = """
@@ -791,6 +791,37 @@ class PerfAndSanitizerTest(GradeTestCase):
         alpha = self.exercise(data, "1.1")
         self.assertEqual(alpha["status"], "passed")
         self.assertIn("racecheck clean", alpha["reason"])
+
+    def test_quick_pass_adds_synccheck_where_the_file_synchronizes(self):
+        src = self.tree.root / "starter" / "01-demo" / "alpha.cu"
+        tools_run = {}
+        for text, sync in (("__global__ void k() { __syncthreads(); }\n", True),
+                           ("__global__ void k(int* a) { atomicAdd(a, 1); }  // no __syncthreads()\n", False)):
+            src.write_text(text)
+            self.tree.passing("alpha")
+            self.sanitizer(0, "========= ERROR SUMMARY: 0 errors")
+            if Path(self.tree.env["FAKE_LOG"]).exists():
+                Path(self.tree.env["FAKE_LOG"]).unlink()
+            _, data, _ = self.tree.grade_json("--no-build", "1.1")  # the default grading
+            alpha = self.exercise(data, "1.1")
+            self.assertEqual(alpha["status"], "passed", alpha["reason"])
+            tools_run[sync] = [json.loads(r["prefix"])[2] for r in self.tree.runs() if r["prefix"]]
+            self.assertEqual(("synccheck clean" in alpha["reason"]), sync, alpha["reason"])
+        self.assertEqual(tools_run[True], ["memcheck", "racecheck", "synccheck"])
+        self.assertEqual(tools_run[False], ["memcheck", "racecheck"])
+
+    def test_quick_tools_read_the_code_not_its_comments(self):
+        with tempfile.TemporaryDirectory() as d:
+            f = Path(d) / "x.cu"
+            for text, sync in (("x = __shfl_down_sync(0xffffffffu, x, 1);", True),
+                               ("__syncwarp();", True),
+                               ("auto b = cg::this_thread_block(); b.sync();", True),
+                               ("// call __syncthreads() here\n/* __syncwarp() */ int a;", False),
+                               ('const char* s = "__syncthreads()";', False),
+                               ("atomicAdd(&c, 1);", False)):
+                f.write_text(text)
+                self.assertEqual("synccheck" in grading.quick_tools(f), sync, text)
+            self.assertEqual(grading.quick_tools(Path(d) / "missing.cu"), grading.QUICK_TOOLS)
 
     def test_missing_sanitizer_is_said_not_failed(self):
         self.tree.passing("alpha")
