@@ -410,6 +410,21 @@ def equivalents(root: Path) -> dict[str, dict[str, str]]:
     return out
 
 
+def equivalent_lines(root: Path) -> dict[str, dict[str, str]]:
+    """exercise id -> {mutant id: the solution's line it mutates, as the listing quotes it
+    (`line = "..."`, stripped)}: mutant ids are line numbers, so the quote tells whether a
+    listing still names the mutant a reviewer judged after the solution's lines moved."""
+    out: dict[str, dict[str, str]] = {}
+    for p in sorted((root / "chapters").glob("*/exercises.toml")):
+        with p.open("rb") as f:
+            data = tomllib.load(f)
+        for ex in data.get("exercise", []):
+            for e in ex.get("equivalent_mutants", []):
+                if "line" in e:
+                    out.setdefault(str(ex["id"]), {})[str(e["id"])] = str(e["line"]).strip()
+    return out
+
+
 def _status(class_out: Path, mid: str, exercise: str) -> tuple[str, str]:
     from .submissions import safe_name
     f = class_out / "students" / safe_name(mid) / "results.json"

@@ -261,11 +261,29 @@ class ManifestEquivalentsTest(unittest.TestCase):
         exercises = {e.id: e for e in select(load_all(ROOT), [])}
         for ex_id, listed in mu.equivalents(ROOT).items():
             self.assertIn(ex_id, exercises)
-            ids = {m.id for m in mu.mutants(ROOT, exercises[ex_id])}
+            made = {m.id: m for m in mu.mutants(ROOT, exercises[ex_id])}
+            lines = (ROOT / exercises[ex_id].source("solution")).read_text().splitlines()
+            quoted = mu.equivalent_lines(ROOT).get(ex_id, {})
             for mid, why in listed.items():
-                self.assertIn(mid, ids, f"{ex_id}: equivalent_mutants lists {mid}, which "
-                                        f"tools/mutate --list {ex_id} no longer makes")
+                self.assertIn(mid, made, f"{ex_id}: equivalent_mutants lists {mid}, which "
+                                         f"tools/mutate --list {ex_id} no longer makes")
                 self.assertTrue(why.strip(), f"{mid}: no reason given")
+                # the id is a line number: the quote says it still names the judged mutant
+                self.assertIn(mid, quoted, f"{mid}: quote the solution's line it mutates (line = ...)")
+                self.assertEqual(lines[made[mid].line - 1].strip(), quoted[mid],
+                                 f"{mid}: the solution's line {made[mid].line} is no longer the "
+                                 f"line the listing quotes: the lines moved; find the mutant "
+                                 f"that changes the quoted line (tools/mutate --list) and judge it again")
+
+    def test_equivalent_lines_read_the_quote(self):
+        with tempfile.TemporaryDirectory() as d:
+            root = Path(d)
+            (root / "chapters" / "09-x").mkdir(parents=True)
+            (root / "chapters" / "09-x" / "exercises.toml").write_text(
+                '[[exercise]]\nid = "9.1"\nequivalent_mutants = [\n'
+                '  { id = "9.1-cmp_flip-L3-1", line = "  if (a < b) {  ", why = "never equal" },\n'
+                '  { id = "9.1-cmp_flip-L4-1", why = "no quote" },\n]\n')
+            self.assertEqual(mu.equivalent_lines(root), {"9.1": {"9.1-cmp_flip-L3-1": "if (a < b) {"}})
 
 
 class ClassTest(unittest.TestCase):
