@@ -864,6 +864,35 @@ print("========= ERROR SUMMARY: 0 errors")
         self.assertEqual(rep["steps"]["mutation"]["status"], "failed")
         self.assertNotIn("--max-per-exercise", calls[0])    # 0: every mutant
 
+    def test_class_budget_stops_the_grading_in_time_and_still_scores(self):
+        calls: list = []
+        timeouts: list = []
+        mutation = {"score": 0.0, "killed": 0, "counted": 0, "exercises": {"1.2": {
+            "killed_by_sanitizer": 0, "did_not_compile": [], "survived": [],
+            "equivalent_but_killed": [], "not_graded": [{"id": "1.2-cmp_flip-L3-1"}]}}}
+        fake = self.fake_class_tools(calls, mutation=mutation)
+
+        def run(ctx_, argv, log, env=None, timeout=None):
+            if Path(argv[1]).name == "grade" and "--prepare-only" not in argv:
+                timeouts.append(timeout)
+                calls.append(argv)
+                return 124, "", timeout or 0.0  # stopped by the budget
+            return fake(ctx_, argv, log, env, timeout)
+        rep = self.run_class_steps("mutation", run, "--class-budget", "400")
+        r = rep["steps"]["mutation"]
+        self.assertEqual(len(timeouts), 1)
+        self.assertTrue(300 < timeouts[0] <= 400 - gcclass.SCORE_RESERVE, timeouts)
+        self.assertTrue(any("--class-budget" in m for m in r["messages"]), r["messages"])
+        self.assertIn("--score", calls[-1])  # what was graded is scored all the same
+        self.assertEqual(r["details"]["not_graded"], 1)
+        self.assertEqual(r["status"], "failed")  # a mutant not graded fails the step
+        calls.clear()
+        timeouts.clear()
+        self.run_class_steps("mutation", run)  # no budget: the per-call default
+        self.assertEqual(timeouts, [None])
+        with self.assertRaises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+            gc.main(["--out", "/nonexistent/x", "--steps", "mutation", "--class-budget", "0"])
+
     def test_partial_and_mutation_need_a_gpu_and_the_solutions(self):
         with tempfile.TemporaryDirectory() as d:
             d = Path(d)

@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import sys
+import time
 from pathlib import Path
 
 from .context import NO_DEVICE, SANDBOX_OVERHEAD_LIMIT, Context, skip_starter_only, tail
@@ -86,6 +87,9 @@ def graded_flags(ctx: Context, shared: Path, timeout: float) -> list[str]:
     return ["--shared-build", str(shared), "--per-gpu", str(ctx.parallel), *gpus, "--timeout", f"{timeout:g}"]
 
 
+SCORE_RESERVE = 45.0  # seconds --class-budget keeps for scoring and the report
+
+
 def grade_class(ctx: Context, rec: dict, logs: Path, subs: Path, ids: list[str], graded: Path,
                 extra: list[str]) -> int:
     """tools/grade IDS --submissions SUBS --out GRADED: the instructor's build first
@@ -97,9 +101,15 @@ def grade_class(ctx: Context, rec: dict, logs: Path, subs: Path, ids: list[str],
     if rc != 0:
         rec["messages"].append(f"tools/grade --prepare-only exited {rc}:\n{tail(out)}")
         return rc
+    budget = None
+    if ctx.class_deadline is not None:  # --class-budget: stop in time to score what was graded
+        budget = max(30.0, ctx.class_deadline - time.monotonic() - SCORE_RESERVE)
     rc, out, secs = ctx.run(grade + graded_flags(ctx, graded / "shared", ctx.class_timeout) + extra,
-                            logs / "grade.log")
+                            logs / "grade.log", timeout=budget)
     rec["details"]["grade"] = {"rc": rc, "seconds": round(secs, 1)}
+    if rc == 124 and budget is not None:
+        rec["messages"].append(f"the grading was stopped after {budget:.0f} s (--class-budget): "
+                               "what was graded by then is scored, the rest is listed as not graded")
     if rc not in (0, 1):
         rec["messages"].append(f"tools/grade --submissions exited {rc}:\n{tail(out)}")
     return rc

@@ -113,6 +113,7 @@ class Context:
         self.bench_programs = ""
         self.sanitize_programs = ""
         self.parallel = 4
+        self.class_deadline: float | None = None  # time.monotonic() by which class gradings stop
         self.profile_perf: list[str] = []  # profiles: exercises graded with --perf under each profile
         self.profile_ctest = False  # profiles: ctest's every test program besides the grading
         self.gpus: list[str] = []  # CUDA_VISIBLE_DEVICES values of the GPUs to spread work over
