@@ -396,17 +396,22 @@ def _write_submissions(dest: Path, found: list, meta: dict, key: str, listing: P
 # ---------------------------------------------------------------------------
 # --score
 
-def equivalents(root: Path) -> dict[str, dict[str, str]]:
-    """exercise id -> {mutant id: why} from the manifests' `equivalent_mutants`
-    (`[{id = "...", why = "..."}]`; `reason` is read as a synonym of `why`)."""
-    out: dict[str, dict[str, str]] = {}
+def _listings(root: Path):
+    """(exercise id, entry) for every entry of the manifests' `equivalent_mutants`."""
     for p in sorted((root / "chapters").glob("*/exercises.toml")):
         with p.open("rb") as f:
             data = tomllib.load(f)
         for ex in data.get("exercise", []):
             for e in ex.get("equivalent_mutants", []):
-                why = e.get("why", e.get("reason", ""))
-                out.setdefault(str(ex["id"]), {})[str(e["id"])] = str(why)
+                yield str(ex["id"]), e
+
+
+def equivalents(root: Path) -> dict[str, dict[str, str]]:
+    """exercise id -> {mutant id: why} from the manifests' `equivalent_mutants`
+    (`[{id = "...", line = "...", why = "..."}]`; `reason` is read as a synonym of `why`)."""
+    out: dict[str, dict[str, str]] = {}
+    for ex_id, e in _listings(root):
+        out.setdefault(ex_id, {})[str(e["id"])] = str(e.get("why", e.get("reason", "")))
     return out
 
 
@@ -415,13 +420,9 @@ def equivalent_lines(root: Path) -> dict[str, dict[str, str]]:
     (`line = "..."`, stripped)}: mutant ids are line numbers, so the quote tells whether a
     listing still names the mutant a reviewer judged after the solution's lines moved."""
     out: dict[str, dict[str, str]] = {}
-    for p in sorted((root / "chapters").glob("*/exercises.toml")):
-        with p.open("rb") as f:
-            data = tomllib.load(f)
-        for ex in data.get("exercise", []):
-            for e in ex.get("equivalent_mutants", []):
-                if "line" in e:
-                    out.setdefault(str(ex["id"]), {})[str(e["id"])] = str(e["line"]).strip()
+    for ex_id, e in _listings(root):
+        if "line" in e:
+            out.setdefault(ex_id, {})[str(e["id"])] = str(e["line"]).strip()
     return out
 
 

@@ -586,12 +586,16 @@ print("========= ERROR SUMMARY: 0 errors")
             self.assertEqual(rec["details"]["profiles"], list(gcctx.DEFAULT_PROFILES))
             self.assertIn(gcctx.NO_DEVICE, rec["summary"])
 
+    @staticmethod
+    def configured_ctx(d: Path) -> "gcctx.Context":
+        """A Context whose build folder d/b looks configured (the profiles step checks it)."""
+        (d / "b").mkdir()
+        (d / "b" / "CTestTestfile.cmake").write_text("")
+        return gcctx.Context(ROOT, d / "b", 1, "abc", None)
+
     def run_profiles_step(self, profile_ctest: bool, solution_status: str = "passed"):
         with tempfile.TemporaryDirectory() as d:
-            d = Path(d)
-            (d / "b").mkdir()
-            (d / "b" / "CTestTestfile.cmake").write_text("")
-            ctx = gcctx.Context(ROOT, d / "b", 1, "abc", None)
+            ctx = self.configured_ctx(Path(d))
             ctx.profiles = ["t4"]
             ctx.profile_ctest = profile_ctest
             calls = []
@@ -650,10 +654,7 @@ print("========= ERROR SUMMARY: 0 errors")
 
     def test_profiles_step_runs_one_profile_per_gpu_at_a_time(self):
         with tempfile.TemporaryDirectory() as d:
-            d = Path(d)
-            (d / "b").mkdir()
-            (d / "b" / "CTestTestfile.cmake").write_text("")
-            ctx = gcctx.Context(ROOT, d / "b", 1, "abc", None)
+            ctx = self.configured_ctx(Path(d))
             ctx.env = {k: v for k, v in ctx.env.items() if k != "CUDA_VISIBLE_DEVICES"}
             ctx.profiles = ["t4", "a100", "rtx3090", "h100"]
             seen, busy, lock = [], {}, threading.Lock()
@@ -716,10 +717,7 @@ print("========= ERROR SUMMARY: 0 errors")
 
     def test_profiles_step_grades_speed_under_each_profile(self):
         with tempfile.TemporaryDirectory() as d:
-            d = Path(d)
-            (d / "b").mkdir()
-            (d / "b" / "CTestTestfile.cmake").write_text("")
-            ctx = gcctx.Context(ROOT, d / "b", 1, "abc", None)
+            ctx = self.configured_ctx(Path(d))
             ctx.profiles, ctx.profile_perf = ["t4", "h100"], ["2.7"]
             calls = []
 
