@@ -439,10 +439,11 @@ def gaps(mine: Summary, ref: Summary | None) -> list[tuple[float, str, str]]:
     return sorted(out, key=lambda g: -g[0])
 
 
-def lesson_table(path: Path = HERE / "profile_lessons.toml") -> dict[int, dict[str, str]]:
+def lesson_table(path: Path = HERE / "profile_lessons.toml") -> dict[str, dict[str, str]]:
+    """profile_lessons.toml: a chapter ("7") or an exercise ("7.1") -> {gap kind: anchor}."""
     with path.open("rb") as f:
         data = tomllib.load(f)
-    return {int(k): {g: str(a) for g, a in v.items()} for k, v in data.items()}
+    return {str(k): {g: str(a) for g, a in v.items()} for k, v in data.items()}
 
 
 def exercise_anchor(ex_id: str) -> str:
@@ -470,10 +471,11 @@ def section_title(lesson: Path, anchor: str, ex_id: str | None = None) -> str | 
 
 
 def pointer(kind: str, why: str, ex_id: str, chapter: int, lesson: Path, shown_lesson: str,
-            table: dict[int, dict[str, str]] | None = None) -> str:
+            table: dict[str, dict[str, str]] | None = None) -> str:
     """One or two sentences: the largest gap and the lesson section that addresses it."""
     table = lesson_table() if table is None else table
-    anchor = table.get(chapter, {}).get(kind) or exercise_anchor(ex_id)
+    anchor = (table.get(ex_id, {}).get(kind) or table.get(str(chapter), {}).get(kind)
+              or exercise_anchor(ex_id))  # the exercise's entry, its chapter's, its own section
     title = section_title(lesson, anchor, ex_id if anchor == exercise_anchor(ex_id) else None) \
         or section_title(lesson, exercise_anchor(ex_id), ex_id)
     where = f'{shown_lesson}, "{title}"' if title else shown_lesson
@@ -481,7 +483,7 @@ def pointer(kind: str, why: str, ex_id: str, chapter: int, lesson: Path, shown_l
 
 
 def advice(mine: Summary, ref: Summary | None, ex_id: str, chapter: int, lesson: Path,
-           shown_lesson: str, table: dict[int, dict[str, str]] | None = None) -> str:
+           shown_lesson: str, table: dict[str, dict[str, str]] | None = None) -> str:
     found = gaps(mine, ref)
     if not mine.kernels:
         return ("No kernel of your code was profiled: did the benchmark call it? (Run "

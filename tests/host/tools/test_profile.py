@@ -139,11 +139,18 @@ class SummaryTest(unittest.TestCase):
         """Every anchor of profile_lessons.toml is a heading of its chapter's lesson."""
         table = profile.lesson_table()
         dirs = {int(p.name[:2]): p for p in (tg.REPO / "chapters").glob("0*") if p.is_dir()}
-        for chapter, kinds in table.items():
+        for key, kinds in table.items():
+            chapter = int(key.split(".")[0])
             for kind, anchor in kinds.items():
                 self.assertIn(kind, profile.GAPS)
                 self.assertIsNotNone(profile.section_title(dirs[chapter] / "README.md", anchor),
-                                     f"chapter {chapter}: no heading {{#{anchor}}}")
+                                     f"{key}: no heading {{#{anchor}}}")
+        # an exercise's entry wins over its chapter's
+        lesson = dirs[7] / "README.md"
+        self.assertIn('"Exercise 7.1: the root bounding box"',
+                      profile.pointer("memory", "x", "7.1", 7, lesson, "L.md"))
+        self.assertIn('"Exercise 7.3: classification and counting"',
+                      profile.pointer("memory", "x", "7.2", 7, lesson, "L.md"))
         # the fallback, the exercise's own section, for 6.6 whose section covers 6.5 and 6.6
         self.assertIn("6.5 and 6.6", profile.section_title(dirs[6] / "README.md", "ch06-ex66", "6.6"))
 
