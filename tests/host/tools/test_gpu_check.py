@@ -655,7 +655,7 @@ print("========= ERROR SUMMARY: 0 errors")
     def test_profiles_step_runs_one_profile_per_gpu_at_a_time(self):
         with tempfile.TemporaryDirectory() as d:
             ctx = self.configured_ctx(Path(d))
-            ctx.env = {k: v for k, v in ctx.env.items() if k != "CUDA_VISIBLE_DEVICES"}
+            ctx.gpus = ["0", "1"]  # gpu-check's context.gpu_slots
             ctx.profiles = ["t4", "a100", "rtx3090", "h100"]
             seen, busy, lock = [], {}, threading.Lock()
 

@@ -16,7 +16,7 @@ import xml.etree.ElementTree as ET
 from ..grading import EXIT_NO_GPU, PASSED, PROFILE_ENV  # the grader's no-GPU exit status, profile variable
 from .bench import step_bench
 from .classsteps import step_class, step_mutation, step_partial, step_redteam
-from .context import NO_DEVICE, Context, Interrupted, gpu_slots, tail, utc_now
+from .context import NO_DEVICE, Context, Interrupted, tail, utc_now
 from .portability import step_portability
 from .results import (GradeFormatError, ctest_summary_line, evaluate_profile_solutions,
                       evaluate_solutions, evaluate_starter, expected_max_points, fmt_points,
@@ -106,6 +106,13 @@ def step_test(ctx: Context, rec: dict, progress, env_info: dict) -> None:
     rec["status"] = "passed" if ok else "failed"
 
 
+def grade_argv(ctx: Context, selectors: list[str], extra: list[str], out_json) -> list[str]:
+    """tools/grade SELECTORS on the build, not rebuilding, --parallel K, JSON to out_json."""
+    return [sys.executable, str(ctx.root / "tools" / "grade"), *selectors, "--build-dir",
+            str(ctx.build_dir), "--no-build", *extra, "--parallel", str(ctx.parallel),
+            "--json", str(out_json)]
+
+
 def profile_ctest(ctx: Context, name: str, env: dict, logs, r: dict):
     """ctest's every chapter test program under one profile -> its counts (or None)."""
     junit = (logs / f"ctest-{name}.xml").resolve()
@@ -141,9 +148,7 @@ def profile_perf(ctx: Context, name: str, env: dict, logs, r: dict) -> dict:
     its ratio, interval and speed points (a missed target is recorded, not a failure: the
     targets are set on a real GPU, and a profile launches for a smaller one)."""
     out_json = logs / f"grade-{name}-perf.json"
-    argv = [sys.executable, str(ctx.root / "tools" / "grade"), *ctx.profile_perf, "--build-dir",
-            str(ctx.build_dir), "--no-build", "--solutions", "--perf", "--fast", "--parallel",
-            str(ctx.parallel), "--json", str(out_json)]
+    argv = grade_argv(ctx, ctx.profile_perf, ["--solutions", "--perf", "--fast"], out_json)
     rc, out, secs = ctx.run(argv, logs / f"grade-{name}-perf.log", env=env)
     try:
         block = json.loads(out_json.read_text())["cudalab"]
@@ -166,7 +171,6 @@ def profile_run(ctx: Context, name: str, env: dict, logs, progress) -> dict:
     """One device profile: the solutions graded (every exercise passes; each exercise's test
     program runs under the profile) and the untouched starter (0 points); with
     --profile-ctest, first ctest's every chapter test program too. -> the profile's record."""
-    grade = ctx.root / "tools" / "grade"
     selectors = list(ctx.chapters) or ["all"]
     r: dict = {"problems": []}
     if env.get("CUDA_VISIBLE_DEVICES") and env.get("CUDA_VISIBLE_DEVICES") != ctx.env.get("CUDA_VISIBLE_DEVICES"):
@@ -181,9 +185,8 @@ def profile_run(ctx: Context, name: str, env: dict, logs, progress) -> dict:
         runs = runs[1:]
     for label, extra, evaluate in runs:
         out_json = logs / f"grade-{name}-{label}.json"
-        argv = [sys.executable, str(grade), *selectors, "--build-dir", str(ctx.build_dir), "--no-build",
-                *extra, "--parallel", str(ctx.parallel), "--json", str(out_json)]
-        rc, out, secs = ctx.run(argv, logs / f"grade-{name}-{label}.log", env=env)
+        rc, out, secs = ctx.run(grade_argv(ctx, selectors, extra, out_json), logs / f"grade-{name}-{label}.log",
+                                env=env)
         entry: dict = {"rc": rc, "seconds": round(secs, 1)}
         try:
             entry.update(evaluate(json.loads(out_json.read_text())))
@@ -226,7 +229,7 @@ def step_profiles(ctx: Context, rec: dict, progress, env_info: dict) -> None:
         rec["messages"].append(f"{ctx.build_dir} is not configured: run the build step first")
         rec["summary"] = "not built"
         return
-    slots = gpu_slots(ctx, env_info)
+    slots = ctx.gpus  # gpu-check sets them once (context.gpu_slots)
     rec["details"]["gpus_used"] = max(1, len(slots))
     free: queue.Queue = queue.Queue()
     for slot in slots or [None]:
@@ -284,9 +287,7 @@ def step_grade(ctx: Context, rec: dict, progress, env_info: dict) -> None:
         rec["details"]["starter_only"] = ctx.starter_only
     for label, extra, evaluate in runs:
         out_json = logs / f"grade-{label}.json"
-        argv = [sys.executable, str(grade), *selectors, "--build-dir", str(ctx.build_dir), "--no-build",
-                *extra, "--parallel", str(ctx.parallel), "--json", str(out_json)]
-        rc, out, secs = ctx.run(argv, logs / f"grade-{label}.log")
+        rc, out, secs = ctx.run(grade_argv(ctx, selectors, extra, out_json), logs / f"grade-{label}.log")
         entry: dict = {"rc": rc, "seconds": round(secs, 1)}
         results[label] = entry
         if rc == EXIT_NO_GPU:
