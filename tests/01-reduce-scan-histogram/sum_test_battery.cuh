@@ -5,15 +5,21 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstddef>
+#include <cstdio>
+#include <exception>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "cudalab/device.cuh"
 #include "cudalab/device_buffer.cuh"
+#include "cudalab/error.cuh"
 #include "cudalab/generators.hpp"
 #include "cudalab/reduce.cuh"
 #include "cudalab/test/harness.hpp"
@@ -162,11 +168,175 @@ inline void bad_input_changes_nothing(const char* exercise, IntSum fn) {
       << "[" << exercise << "] a call that threw wrote to the output";
 }
 
+// ---------------------------------------------------------------------------
+// LargeIndex: inputs of more than 2^31 elements, which the contract allows
+// (n is a std::size_t, up to max_elements = 2^32 - 1). An index kept in int
+// becomes negative past 2^31 - 1; one kept in unsigned wraps past 2^32 - 1.
+// Neither shows at the sizes above, so these tests fill 8 GiB (16 GiB for
+// Int32MaxElements, 1.4 only) on the device with a kernel of their own and
+// compare with a closed-form sum.
+
+constexpr std::size_t k2To31 = std::size_t{1} << 31;
+/// Int32Above2To31's n: 2^20 + 3 elements past 2^31 (over 2 000 blocks of
+/// every exercise, and a 3-element tail after the last whole int4 of 1.4).
+constexpr std::size_t kAbove2To31 = k2To31 + (std::size_t{1} << 20) + 3;
+/// Added to every element from index 2^31 on: skipping those elements, or
+/// reading others in their place, changes the sum by about 1000 each.
+constexpr int kHighMark = 1000;
+/// Device memory left free beyond the input: at least 1 GiB (the runner's CUDA
+/// context, which may start at the test's first call, and the output), and an
+/// eighth of the device's memory for the programs that share the GPU
+/// (tools/grade --parallel, tools/grade-class --per-gpu).
+inline std::size_t memory_margin(std::size_t device_bytes) {
+  return std::max(std::size_t{1} << 30, device_bytes / 8);
+}
+
+/// The LargeIndex input: in[i] = 1 + i % 7, plus kHighMark from index 2^31 on.
+/// Every element is positive, so a lost element lowers the sum and an element
+/// added twice raises it.
+__host__ __device__ constexpr int large_index_value(std::size_t i) {
+  return 1 + static_cast<int>(i % 7) + (i >= k2To31 ? kHighMark : 0);
+}
+
+/// Sum of 1 + i % 7 over i < m: 28 per whole period of 7, then 1 + 2 + ... + r.
+/// Equals the sum of in[0..m) for m <= 2^31; lies in [4m - 6, 4m].
+constexpr long long base_prefix(std::size_t m) {
+  const auto r = static_cast<long long>(m % 7);
+  return 28 * static_cast<long long>(m / 7) + r * (r + 1) / 2;
+}
+
+/// The exact sum of the LargeIndex input of n elements.
+constexpr long long large_index_sum(std::size_t n) {
+  const std::size_t high = n > k2To31 ? n - k2To31 : 0;
+  return base_prefix(n) + static_cast<long long>(kHighMark) * static_cast<long long>(high);
+}
+
+static_assert(large_index_value(0) == 1 && large_index_value(6) == 7 && large_index_value(7) == 1);
+static_assert(large_index_value(k2To31 - 1) == 1 + static_cast<int>((k2To31 - 1) % 7));
+static_assert(large_index_value(k2To31) == 1 + 2 + kHighMark);  // 2^31 = 2 (mod 7)
+static_assert(base_prefix(0) == 0 && base_prefix(3) == 6 && base_prefix(7) == 28 && base_prefix(10) == 34);
+static_assert(large_index_sum(kAbove2To31) == 9642707903LL);
+static_assert(large_index_sum(cudalab::reduce::max_elements) == 2164663516174LL);
+
+/// Writes the LargeIndex pattern into in[0..n) (a grid-stride loop, 64-bit index).
+__global__ void fill_large_index(int* in, std::size_t n) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n; i += stride)
+    in[i] = large_index_value(i);
+}
+
+/// Device memory a test may still allocate: cudaMemGetInfo's free bytes and,
+/// under CUDALAB_DEVICE_PROFILE, no more than the profile's memory
+/// (cudalab::device_limits().global_bytes, the device's own without a
+/// profile) less what is already in use.
+inline std::size_t usable_device_bytes(const ::cudalab::DeviceLimits& limits) {
+  std::size_t free_bytes = 0, total = 0;
+  CUDALAB_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  const std::size_t used = total - std::min(free_bytes, total);
+  return std::min(free_bytes, limits.global_bytes > used ? limits.global_bytes - used : std::size_t{0});
+}
+
+/// `bytes` in GiB with one decimal, for messages.
+inline std::string gib(std::size_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GiB",
+                static_cast<double>(bytes) / static_cast<double>(std::size_t{1} << 30));
+  return text;
+}
+
+/// What a wrong LargeIndex sum says about the index arithmetic.
+inline std::string large_index_diagnosis(std::size_t n, long long expected, long long actual) {
+  const long long unwritten = static_cast<long long>(0xA5A5A5A5A5A5A5A5ull);
+  if (actual == unwritten) return "Nothing was written to *out (it still holds the poison value).";
+  if (actual == 0) {
+    return "*out is 0: nothing was added. Is n, or the index compared with it, kept in int "
+           "(n = " + std::to_string(n) + " does not fit: it becomes negative)?";
+  }
+  if (actual == base_prefix(k2To31)) {
+    return "That is exactly the sum of in[0] to in[2^31 - 1]: no element from index 2^31 on was "
+           "added. An int index wraps past 2^31 - 1 to a negative number (and i < n is then "
+           "false): use std::size_t for i, as in the lesson: "
+           "blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x.";
+  }
+  if (actual < expected) {
+    return "Elements were lost (every element is positive, and those from index 2^31 on are "
+           "above " + std::to_string(kHighMark) + "): an index or offset computed in 32 bits "
+           "(int wraps past 2^31 - 1, unsigned past 2^32 - 1) skips them or reads others in "
+           "their place. Compute every index in std::size_t, as in the lesson (i, the thread's "
+           "first index, the stride, the start of the tail).";
+  }
+  // Added twice: in[0..k) for some k when an unsigned index wrapped past 2^32 - 1 back to 0.
+  const long long extra = actual - expected;
+  const auto first = static_cast<std::size_t>(extra / 4);  // base_prefix(k) lies in [4k - 6, 4k]
+  for (std::size_t k = first; k <= first + 2; ++k) {
+    if (k > 0 && k <= std::min(n, k2To31) && base_prefix(k) == extra) {
+      const std::string twice = k == 1 ? "in[0]: the first element was"
+                                       : "in[0] to in[" + std::to_string(k - 1) + "]: the first " +
+                                             std::to_string(k) + " elements were";
+      return "That is exactly the expected sum plus " + twice + " added twice. An unsigned "
+             "(32-bit) index wrapped past 2^32 - 1 back to 0: use std::size_t for every index, "
+             "as in the lesson.";
+    }
+  }
+  return "The sum is too large: some elements were added more than once. An index computed in "
+         "32 bits wraps (int past 2^31 - 1, unsigned past 2^32 - 1) and lands on elements "
+         "already added: use std::size_t for every index, as in the lesson.";
+}
+
+/// Sums n > 2^31 int elements of the LargeIndex pattern, filled on the device;
+/// skips where the device (or its profile) lacks the memory, or under a
+/// sanitizer's size cap.
+inline void int32_large_index(const char* exercise, IntSum fn, std::size_t n) {
+  CUDALAB_SKIP_IF_ABOVE_MAX_N(n);
+  const std::size_t bytes = n * sizeof(int);
+  const ::cudalab::DeviceLimits limits = ::cudalab::device_limits();
+  const std::string profile = limits.profile;
+  const std::size_t usable = usable_device_bytes(limits);
+  const std::size_t margin = memory_margin(limits.global_bytes);
+  if (bytes + margin > usable) {
+    GTEST_SKIP() << "n = " << n << " int elements need " << gib(bytes) << " of device memory and "
+                 << gib(margin) << " to spare; " << gib(usable) << " are free"
+                 << (profile.empty() ? std::string() : " under CUDALAB_DEVICE_PROFILE=" + profile);
+  }
+  std::optional<DeviceBuffer<int>> in;
+  try {
+    in.emplace(n);
+  } catch (const CudaError& e) {
+    if (e.code() != cudaErrorMemoryAllocation) throw;
+    GTEST_SKIP() << "n = " << n << " int elements need " << gib(bytes)
+                 << " of device memory; allocating them failed (another program took the memory "
+                    "since it was free): "
+                 << e.what();
+  }
+  fill_large_index<<<1024, 256>>>(in->data(), n);
+  CUDALAB_CHECK_LAUNCH();
+  DeviceBuffer<long long> out(1);
+  out.fill_bytes(kPoison);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  const long long expected = large_index_sum(n);
+  const std::string what = "n = " + std::to_string(n) + " (more than 2^31; in[i] = 1 + i % 7, plus " +
+                           std::to_string(kHighMark) + " from index 2^31 on): ";
+  try {
+    fn(in->data(), n, out.data(), nullptr);
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+  } catch (const std::exception& e) {
+    FAIL() << context(exercise, n, 0) << what << "the call failed: " << e.what()
+           << "\nAn index computed in 32 bits wraps (int past 2^31 - 1 to a negative number, "
+              "unsigned past 2^32 - 1 to 0) and reads outside the array: use std::size_t for "
+              "every index, as in the lesson.";
+  }
+  const long long actual = out.download()[0];
+  ASSERT_EQ(expected, actual) << context(exercise, n, 0) << what << "your sum is " << actual
+                              << ", expected " << expected << ". "
+                              << large_index_diagnosis(n, expected, actual);
+}
+
 }  // namespace cudalab::test::sum
 
 /// Defines the suites Suite (int32, by size), Suite##Float (float, by size),
-/// Suite##Cases (fixed cases on the GPU) and Suite##BadInput (host only) for
-/// the sum `function` of exercise `exercise` (e.g. "1.1 sum_atomic").
+/// Suite##Cases (fixed cases on the GPU), Suite##LargeIndex (more than 2^31
+/// elements, where the device has the memory) and Suite##BadInput (host only)
+/// for the sum `function` of exercise `exercise` (e.g. "1.1 sum_atomic").
 #define CUDALAB_SUM_TEST_SUITES(Suite, exercise, function)                                     \
   namespace {                                                                                   \
   constexpr auto Suite##Int = static_cast<::cudalab::test::sum::IntSum>(&function);              \
@@ -191,6 +361,22 @@ inline void bad_input_changes_nothing(const char* exercise, IntSum fn) {
   TEST_F(Suite##Cases, BadInputChangesNothing) {                                                \
     ::cudalab::test::sum::bad_input_changes_nothing(exercise, Suite##Int);                      \
   }                                                                                             \
+  class Suite##LargeIndex : public ::cudalab::test::GpuTest {};                                 \
+  TEST_F(Suite##LargeIndex, Int32Above2To31) {                                                  \
+    ::cudalab::test::sum::int32_large_index(exercise, Suite##Int, ::cudalab::test::sum::kAbove2To31); \
+  }                                                                                             \
   TEST(Suite##BadInput, Int32Throws) { ::cudalab::test::sum::bad_input_throws(Suite##Int); }     \
   TEST(Suite##BadInput, FloatThrows) { ::cudalab::test::sum::bad_input_throws(Suite##Flt); }     \
+  }  // namespace
+
+/// Adds Suite##LargeIndex.Int32MaxElements (n = max_elements = 2^32 - 1, 16 GiB)
+/// after CUDALAB_SUM_TEST_SUITES(Suite, ...). Only 1.4 uses it: in 1.1 to 1.3
+/// the given launcher's grid of 256-thread blocks ends at thread 2^32 - 1, so
+/// an unsigned index cannot wrap there, while 1.4's own launcher and offsets
+/// (the tail's start plus the thread index) can.
+#define CUDALAB_SUM_TEST_MAX_ELEMENTS(Suite, exercise)                                         \
+  namespace {                                                                                   \
+  TEST_F(Suite##LargeIndex, Int32MaxElements) {                                                 \
+    ::cudalab::test::sum::int32_large_index(exercise, Suite##Int, ::cudalab::reduce::max_elements); \
+  }                                                                                             \
   }  // namespace

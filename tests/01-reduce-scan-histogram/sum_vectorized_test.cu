@@ -3,3 +3,4 @@
 #include "sum_test_battery.cuh"
 
 CUDALAB_SUM_TEST_SUITES(ReduceSumVectorized, "1.4 sum_vectorized", cudalab::reduce::sum_vectorized)
+CUDALAB_SUM_TEST_MAX_ELEMENTS(ReduceSumVectorized, "1.4 sum_vectorized")
