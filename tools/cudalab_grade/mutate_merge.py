@@ -1,0 +1,71 @@
+"""One mutation report from several: runs split over calls, chapters or machines.
+
+A GPU machine's time limit rarely lets one run grade every chapter's mutants,
+so `tools/gpu-check --steps mutation --chapters ...` runs in parts, each
+writing its own mutation.json (mutate.score). merge() makes one report of
+them: an exercise graded by several parts takes the latest part's entry (a
+rerun of the same draw after a new test supersedes the old one), and the
+manifests' equivalent_mutants as they are now are applied again, so a
+survivor listed since (with its reason) counts as equivalent. Totals per
+chapter and for the course are recomputed; mutate.markdown renders it.
+"""
+from __future__ import annotations
+
+import copy
+
+from .mutate import _id_key, _pct
+
+
+def _rescore(e: dict) -> None:
+    killed = e["killed_by_tests"] + e["killed_by_sanitizer"]
+    counted = (e["generated"] - len(e["equivalent"]) - len(e["did_not_compile"])
+               - len(e["not_graded"]))
+    e["killed"], e["counted"] = killed, counted
+    e["score"] = round(killed / counted, 4) if counted > 0 else None
+
+
+def merge(parts: list[dict], equivalent: dict[str, dict[str, str]]) -> dict:
+    """parts: mutation.json results in the order they ran (later wins per exercise).
+    equivalent: mutate.equivalents(root), {exercise id: {mutant id: why}}."""
+    per: dict[str, dict] = {}
+    commits: dict[str, str] = {}
+    for part in parts:
+        for ex, e in part.get("exercises", {}).items():
+            per[ex] = copy.deepcopy(e)
+            commits[ex] = str(part.get("commit") or "")
+    for ex, e in per.items():
+        listed = equivalent.get(ex, {})
+        known = {x["id"] for x in e["equivalent"]}
+        still = []
+        for s in e["survived"]:
+            if s["id"] in listed:
+                if s["id"] not in known:
+                    e["equivalent"].append({"id": s["id"], "why": listed[s["id"]]})
+            else:
+                still.append(s)
+        e["survived"] = still
+        e["commit"] = commits[ex]
+        _rescore(e)
+    exercises = dict(sorted(per.items(), key=lambda kv: _id_key(kv[0])))
+    chapters: dict[str, dict] = {}
+    for ex, e in exercises.items():
+        c = chapters.setdefault(ex.split(".")[0], {"killed": 0, "counted": 0, "survived": 0})
+        c["killed"] += e["killed"]
+        c["counted"] += e["counted"]
+        c["survived"] += len(e["survived"])
+    for c in chapters.values():
+        c["score"] = round(c["killed"] / c["counted"], 4) if c["counted"] else None
+    killed = sum(e["killed"] for e in exercises.values())
+    counted = sum(e["counted"] for e in exercises.values())
+    return {"commit": ", ".join(sorted({c for c in commits.values() if c})),
+            "class_output": "merged", "killed": killed, "counted": counted,
+            "score": round(killed / counted, 4) if counted else None,
+            "chapters": chapters, "exercises": exercises}
+
+
+def chapter_table(result: dict) -> str:
+    """Markdown: one row per chapter (killed, counted, survived, score)."""
+    rows = ["| chapter | killed | counted | survived | score |", "|---|---|---|---|---|"]
+    for ch, c in sorted(result.get("chapters", {}).items(), key=lambda kv: int(kv[0])):
+        rows.append(f"| {ch} | {c['killed']} | {c['counted']} | {c['survived']} | {_pct(c['score'])} |")
+    return "\n".join(rows) + "\n"
