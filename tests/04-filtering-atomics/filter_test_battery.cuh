@@ -12,14 +12,19 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <exception>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "cudalab/device.cuh"
 #include "cudalab/device_buffer.cuh"
+#include "cudalab/error.cuh"
 #include "cudalab/filter.cuh"
 #include "cudalab/generators.hpp"
 #include "cudalab/test/harness.hpp"
@@ -500,10 +505,337 @@ inline void empty_input(const Spec& spec) {
       << "[" << spec.exercise << "] n = 0 wrote output";
 }
 
+// ----------------------------------------------------------------------------- LargeIndex
+
+// Inputs of more than 2^31 elements, which the contract allows (n is a
+// std::size_t, up to max_elements = 2^32 - 1), with more than 2^31 of them
+// selected, so that output slots past 2^31 - 1 are written too. An input
+// index kept in int becomes negative past 2^31 - 1 (and i < n is then false:
+// the elements from 2^31 on are never looked at); an output slot kept in int
+// (int slot = base + rank) becomes negative too, and converted back to
+// std::size_t it fails slot < capacity: those elements are counted but never
+// written. Neither shows at the sizes above, so this test fills 8 GiB of
+// input on the device with a kernel of its own, gives the output 8 GiB more,
+// and checks the output on the device against closed forms. The helpers
+// follow LargeIndex of chapter 1 (tests/01-reduce-scan-histogram/sum_test_battery.cuh).
+
+constexpr std::size_t k2To31 = std::size_t{1} << 31;
+/// Int32Above2To31's n: 2^20 + 3 elements past 2^31 (over 500 tiles of every
+/// kernel of the chapter, and a partial last tile).
+constexpr std::size_t kAbove2To31 = k2To31 + (std::size_t{1} << 20) + 3;
+/// The one rejected input index: in[2^31 - 1] = INT_MAX, and the predicate is
+/// LessThan<int>{INT_MAX}. Every other element is selected: n - 1 of them,
+/// more than 2^31. In the stable output (4.6), out[j] = in[j] below it and
+/// in[j + 1] from it on.
+constexpr std::size_t kRejected = k2To31 - 1;
+
+/// The LargeIndex input: in[i] = the low 32 bits of i as an int (0, 1, ...,
+/// INT_MAX, then INT_MIN, INT_MIN + 1, ... from index 2^31 on). Unique for
+/// n <= 2^32, so a value tells its input index: (unsigned)value.
+__host__ __device__ constexpr int large_index_value(std::size_t i) {
+  return static_cast<int>(static_cast<std::uint32_t>(i));
+}
+__host__ __device__ constexpr std::size_t large_index_of(int v) {
+  return static_cast<std::uint32_t>(v);
+}
+static_assert(large_index_value(kRejected) == INT_MAX && large_index_value(k2To31) == INT_MIN);
+static_assert(large_index_of(large_index_value(kAbove2To31 - 1)) == kAbove2To31 - 1);
+static_assert(large_index_of(static_cast<int>(0xA5A5A5A5u)) >= kAbove2To31,
+              "the poison must not be a LargeIndex value");
+
+/// Writes the LargeIndex pattern into in[0..n) (a grid-stride loop, 64-bit index).
+__global__ void fill_large_index(int* in, std::size_t n) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n; i += stride)
+    in[i] = large_index_value(i);
+}
+
+/// Sums (mod 2^64) over the selected input indices {0, ..., n - 1} without
+/// kRejected: of i, of i^2, and their xor.
+struct Checksums {
+  unsigned long long sum = 0, sum_sq = 0, xor_all = 0;
+};
+
+/// The xor of 0, 1, ..., m.
+constexpr unsigned long long xor_upto(unsigned long long m) {
+  return m % 4 == 0 ? m : m % 4 == 1 ? 1 : m % 4 == 2 ? m + 1 : 0;
+}
+/// 0 + 1 + ... + m, mod 2^64.
+constexpr unsigned long long sum_upto(unsigned long long m) {
+  return m % 2 == 0 ? (m / 2) * (m + 1) : m * ((m + 1) / 2);
+}
+/// 0^2 + 1^2 + ... + m^2 = m (m + 1) (2m + 1) / 6, mod 2^64 (the divisions
+/// done first, on the factors they divide exactly).
+constexpr unsigned long long sum_sq_upto(unsigned long long m) {
+  unsigned long long a = m, b = m + 1, c = 2 * m + 1;
+  if (a % 2 == 0) a /= 2; else b /= 2;
+  if (a % 3 == 0) a /= 3; else if (b % 3 == 0) b /= 3; else c /= 3;
+  return a * b * c;
+}
+/// The checksums of the selected elements of the LargeIndex input of n > 2^31 elements.
+constexpr Checksums large_index_checksums(std::size_t n) {
+  const unsigned long long m = n - 1, r = kRejected;
+  return {sum_upto(m) - r, sum_sq_upto(m) - r * r, xor_upto(m) ^ r};
+}
+static_assert(xor_upto(0) == 0 && xor_upto(3) == 0 && xor_upto(5) == (1 ^ 2 ^ 3 ^ 4 ^ 5) && xor_upto(6) == 7);
+static_assert(sum_upto(10) == 55 && sum_upto(9) == 45 && sum_sq_upto(3) == 14 && sum_sq_upto(10) == 385 &&
+              sum_sq_upto(4) == 30);
+static_assert(large_index_checksums(kAbove2To31).sum == 2308095362007040004ull &&
+              large_index_checksums(kAbove2To31).sum_sq == 1164183269998592004ull &&
+              large_index_checksums(kAbove2To31).xor_all == 4293918716ull);
+
+/// What the check kernel finds in out[0 .. capacity + kGuard), with
+/// `selected` = n - 1 elements expected in out[0 .. selected).
+struct LargeIndexFindings {
+  unsigned long long unwritten;       ///< out[j], j < selected, still the poison
+  unsigned long long first_unwritten; ///< the smallest such j
+  unsigned long long foreign;         ///< out[j], j < selected, no selected input (not poison)
+  unsigned long long first_foreign;   ///< the smallest such j
+  unsigned long long misplaced;       ///< out[j], j < selected, not the stable output's value
+  unsigned long long first_misplaced; ///< the smallest such j
+  unsigned long long written_past;    ///< out[j], selected <= j < capacity + kGuard, not the poison
+  unsigned long long first_past;      ///< the smallest such j
+  Checksums sums;                     ///< over the selected values found in out[0 .. selected)
+};
+
+__device__ inline unsigned long long warp_sum(unsigned long long v) {
+  for (int d = 16; d > 0; d /= 2) v += __shfl_down_sync(0xffffffffu, v, d);
+  return v;
+}
+__device__ inline unsigned long long warp_xor(unsigned long long v) {
+  for (int d = 16; d > 0; d /= 2) v ^= __shfl_down_sync(0xffffffffu, v, d);
+  return v;
+}
+__device__ inline unsigned long long warp_min(unsigned long long v) {
+  for (int d = 16; d > 0; d /= 2) v = min(v, __shfl_down_sync(0xffffffffu, v, d));
+  return v;
+}
+
+/// Checks out[0 .. end) (end = capacity + kGuard) of the LargeIndex test in
+/// one pass; `f` starts zeroed, its first_* at ULLONG_MAX. Launch with whole
+/// warps (the blockDim a multiple of 32): every lane runs the reductions.
+__global__ void check_large_index(const int* out, std::size_t selected, std::size_t end, LargeIndexFindings* f) {
+  const int poison = static_cast<int>(0xA5A5A5A5u);
+  const std::size_t n = selected + 1;
+  unsigned long long unwritten = 0, foreign = 0, misplaced = 0, past = 0;
+  unsigned long long first_unwritten = ULLONG_MAX, first_foreign = ULLONG_MAX, first_misplaced = ULLONG_MAX,
+                     first_past = ULLONG_MAX;
+  unsigned long long sum = 0, sum_sq = 0, xor_all = 0;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t j = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; j < end; j += stride) {
+    const int v = out[j];
+    if (j >= selected) {
+      if (v != poison) {
+        ++past;
+        first_past = min(first_past, static_cast<unsigned long long>(j));
+      }
+      continue;
+    }
+    if (v != large_index_value(j < kRejected ? j : j + 1)) {
+      ++misplaced;
+      first_misplaced = min(first_misplaced, static_cast<unsigned long long>(j));
+    }
+    if (v == poison) {
+      ++unwritten;
+      first_unwritten = min(first_unwritten, static_cast<unsigned long long>(j));
+      continue;
+    }
+    const std::size_t i = large_index_of(v);
+    if (i >= n || i == kRejected) {
+      ++foreign;
+      first_foreign = min(first_foreign, static_cast<unsigned long long>(j));
+      continue;
+    }
+    sum += i;
+    sum_sq += static_cast<unsigned long long>(i) * i;
+    xor_all ^= i;
+  }
+  unwritten = warp_sum(unwritten);
+  foreign = warp_sum(foreign);
+  misplaced = warp_sum(misplaced);
+  past = warp_sum(past);
+  first_unwritten = warp_min(first_unwritten);
+  first_foreign = warp_min(first_foreign);
+  first_misplaced = warp_min(first_misplaced);
+  first_past = warp_min(first_past);
+  sum = warp_sum(sum);
+  sum_sq = warp_sum(sum_sq);
+  xor_all = warp_xor(xor_all);
+  if (threadIdx.x % 32 != 0) return;
+  if (unwritten != 0) {
+    atomicAdd(&f->unwritten, unwritten);
+    atomicMin(&f->first_unwritten, first_unwritten);
+  }
+  if (foreign != 0) {
+    atomicAdd(&f->foreign, foreign);
+    atomicMin(&f->first_foreign, first_foreign);
+  }
+  if (misplaced != 0) {
+    atomicAdd(&f->misplaced, misplaced);
+    atomicMin(&f->first_misplaced, first_misplaced);
+  }
+  if (past != 0) {
+    atomicAdd(&f->written_past, past);
+    atomicMin(&f->first_past, first_past);
+  }
+  atomicAdd(&f->sums.sum, sum);
+  atomicAdd(&f->sums.sum_sq, sum_sq);
+  atomicXor(&f->sums.xor_all, xor_all);
+}
+
+/// Device memory a test may still allocate: cudaMemGetInfo's free bytes and,
+/// under CUDALAB_DEVICE_PROFILE, no more than the profile's memory
+/// (cudalab::device_limits().global_bytes) less what is already in use.
+inline std::size_t usable_device_bytes(const ::cudalab::DeviceLimits& limits) {
+  std::size_t free_bytes = 0, total = 0;
+  CUDALAB_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  const std::size_t used = total - std::min(free_bytes, total);
+  return std::min(free_bytes, limits.global_bytes > used ? limits.global_bytes - used : std::size_t{0});
+}
+/// Device memory left free beyond the test's: at least 1 GiB (the runner's
+/// CUDA context, 4.6's tile states) and an eighth of the device's memory for
+/// the programs that share the GPU (tools/grade --parallel).
+inline std::size_t memory_margin(std::size_t device_bytes) {
+  return std::max(std::size_t{1} << 30, device_bytes / 8);
+}
+/// `bytes` in GiB with one decimal, for messages.
+inline std::string gib(std::size_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / static_cast<double>(std::size_t{1} << 30));
+  return text;
+}
+
+/// What a wrong LargeIndex count says about the index arithmetic.
+inline std::string large_count_diagnosis(std::size_t n, unsigned long long expected, unsigned long long actual) {
+  if (actual == kPoisonCount) return "*count was never written (it still holds the poison value).";
+  if (actual == 0)
+    return "*count is 0: nothing was selected. Is n, or the index compared with it, kept in int (n = " +
+           std::to_string(n) + " does not fit: it becomes negative)?";
+  if (actual == k2To31 - 1)
+    return "That is exactly the number of selected elements below index 2^31: no element from index 2^31 on "
+           "was looked at. An int index wraps past 2^31 - 1 to a negative number (and i < n is then false): "
+           "use std::size_t for i, as in the lesson: blockIdx.x * static_cast<std::size_t>(blockDim.x) + "
+           "threadIdx.x.";
+  if (actual < expected)
+    return "Selected elements were not counted: an index or offset computed in 32 bits (int wraps past "
+           "2^31 - 1, unsigned past 2^32 - 1) skips elements. Compute every input index in std::size_t (the "
+           "thread's index, the tile's or chunk's first element, the stride).";
+  return "Elements were counted more than once: an index computed in 32 bits wraps and lands on elements "
+         "already counted. Compute every input index in std::size_t.";
+}
+
+/// Filters n > 2^31 int elements of the LargeIndex pattern (filled on the
+/// device) with LessThan<int>{INT_MAX}, capacity n: n - 1 selected, out[0 ..
+/// n - 1) written, out[n - 1] and the kGuard elements after the output left
+/// alone. Checks *count exactly and the output on the device: the multiset
+/// (no poison, no foreign value, sum, sum of squares and xor of the input
+/// indices as in closed form) for every order, each slot's value for
+/// Order::kGlobal. Skips where the device (or its profile) lacks the memory,
+/// or under a sanitizer's size cap.
+inline void int32_large_index(const Spec& spec, std::size_t n) {
+  CUDALAB_SKIP_IF_ABOVE_MAX_N(n);
+  const std::size_t capacity = n;
+  const std::size_t bytes = (n + capacity + kGuard) * sizeof(int);
+  const ::cudalab::DeviceLimits limits = ::cudalab::device_limits();
+  const std::string profile = limits.profile;
+  const std::size_t usable = usable_device_bytes(limits);
+  const std::size_t margin = memory_margin(limits.global_bytes);
+  if (bytes + margin > usable) {
+    GTEST_SKIP() << "n = " << n << " int elements in and out need " << gib(bytes) << " of device memory and "
+                 << gib(margin) << " to spare; " << gib(usable) << " are free"
+                 << (profile.empty() ? std::string() : " under CUDALAB_DEVICE_PROFILE=" + profile);
+  }
+  std::optional<DeviceBuffer<int>> in, out;
+  try {
+    in.emplace(n);
+    out.emplace(capacity + kGuard);
+  } catch (const CudaError& e) {
+    if (e.code() != cudaErrorMemoryAllocation) throw;
+    GTEST_SKIP() << "n = " << n << " int elements in and out need " << gib(bytes)
+                 << " of device memory; allocating them failed (another program took the memory since it was "
+                    "free): "
+                 << e.what();
+  }
+  fill_large_index<<<1024, 256>>>(in->data(), n);
+  CUDALAB_CHECK_LAUNCH();
+  out->fill_bytes(kPoison);
+  DeviceBuffer<unsigned long long> d_count(1);
+  d_count.fill_bytes(kPoison);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+
+  const std::size_t selected = n - 1;
+  const std::string ctx = context(spec.exercise, n, 0) +
+                          "int32 in[i] = the low 32 bits of i (0, 1, ..., INT_MAX at index 2^31 - 1, then INT_MIN, "
+                          "...), x < INT_MAX (every element but in[2^31 - 1] selected: " +
+                          std::to_string(selected) + ", more than 2^31), capacity " + std::to_string(capacity) +
+                          ": ";
+  try {
+    spec.lt32(in->data(), n, LessThan<int>{INT_MAX}, out->data(), capacity, d_count.data(), nullptr);
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+  } catch (const std::exception& e) {
+    FAIL() << ctx << "the call failed: " << e.what()
+           << "\nAn index computed in 32 bits wraps (int past 2^31 - 1 to a negative number, unsigned past "
+              "2^32 - 1 to 0) and reads or writes outside the arrays: use std::size_t for every index and "
+              "output slot, as in the lesson.";
+  }
+  const unsigned long long count = d_count.download()[0];
+  ASSERT_EQ(static_cast<unsigned long long>(selected), count)
+      << ctx << "*count is " << count << ". " << large_count_diagnosis(n, selected, count);
+
+  LargeIndexFindings init{};
+  init.first_unwritten = init.first_foreign = init.first_misplaced = init.first_past = ULLONG_MAX;
+  DeviceBuffer<LargeIndexFindings> d_findings(std::vector<LargeIndexFindings>{init});
+  check_large_index<<<1024, 256>>>(out->data(), selected, capacity + kGuard, d_findings.data());
+  CUDALAB_CHECK_LAUNCH();
+  const LargeIndexFindings f = d_findings.download()[0];
+  const auto value_at = [&](unsigned long long j) {
+    int v = 0;
+    CUDALAB_CHECK(cudaMemcpy(&v, out->data() + j, sizeof v, cudaMemcpyDeviceToHost));
+    return v;
+  };
+  const std::string int_slot =
+      "An output slot kept in int (int slot = base + rank) becomes negative past 2^31 - 1; converted to "
+      "std::size_t for slot < capacity it is huge, so the element is counted but never written. Keep the "
+      "slot, the base the atomic (or the look-back) returns and the offsets added to it in std::size_t or "
+      "unsigned long long.";
+  ASSERT_EQ(0ull, f.written_past)
+      << ctx << f.written_past << " element(s) at or past out[" << selected << "] were written (the first, out["
+      << f.first_past << "] = " << value_at(f.first_past) << ") although only " << selected
+      << " elements are selected"
+      << (f.first_past >= capacity ? ", past the capacity: check slot < capacity before every store" : "")
+      << ". A slot computed in 32 bits wraps and lands elsewhere: compute it in std::size_t.";
+  ASSERT_EQ(0ull, f.unwritten) << ctx << f.unwritten << " of out[0] to out[" << selected - 1
+                               << "] were never written (they still hold the poison), the first out["
+                               << f.first_unwritten << "]"
+                               << (f.first_unwritten == k2To31 ? ": exactly the slots from 2^31 on. " : ". ")
+                               << int_slot;
+  ASSERT_EQ(0ull, f.foreign) << ctx << f.foreign << " output element(s) are no selected input, the first out["
+                             << f.first_foreign << "] = " << value_at(f.first_foreign)
+                             << (value_at(f.first_foreign) == INT_MAX ? " (the one rejected element, in[2^31 - 1])"
+                                                                      : "")
+                             << ". Write only selected elements, from in[i] with i computed in std::size_t.";
+  const Checksums want = large_index_checksums(n);
+  ASSERT_TRUE(f.sums.sum == want.sum && f.sums.sum_sq == want.sum_sq && f.sums.xor_all == want.xor_all)
+      << ctx << "out[0, " << selected << ") holds selected elements only, but not each exactly once: their input "
+      << "indices sum to " << f.sums.sum << " (expected " << want.sum << "), their squares to " << f.sums.sum_sq
+      << " (expected " << want.sum_sq << " mod 2^64), their xor is " << f.sums.xor_all << " (expected "
+      << want.xor_all << "). Some were written twice, over others: an index or slot computed in 32 bits wraps "
+      << "past 2^31 - 1 (int) or 2^32 - 1 (unsigned). Compute every index and slot in std::size_t.";
+  if (spec.order == Order::kGlobal) {
+    const unsigned long long j = f.first_misplaced;
+    ASSERT_EQ(0ull, f.misplaced)
+        << ctx << f.misplaced << " slot(s) hold the wrong element, the first out[" << j << "] = " << value_at(j)
+        << ", expected " << large_index_value(j < kRejected ? j : j + 1)
+        << " (in[" << (j < kRejected ? j : j + 1) << "]). A stable filter writes the k-th selected element to "
+        << "out[k]: the tile's prefix from the look-back plus the element's rank within the tile, in std::size_t.";
+  }
+}
+
 }  // namespace cudalab::test::filter
 
-/// Defines the suites Suite (by size), Suite##Cases (fixed cases on the GPU)
-/// and Suite##BadInput (host only) for the filter template `function` (a
+/// Defines the suites Suite (by size), Suite##Cases (fixed cases on the GPU),
+/// Suite##LargeIndex (n > 2^31, more than 2^31 selected, where the device has
+/// the memory) and Suite##BadInput (host only) for the filter template `function` (a
 /// name in cudalab::filter) of `exercise` with the order promise `order`.
 #define CUDALAB_FILTER_TEST_SUITES(Suite, exercise, function, order, tile)                          \
   namespace {                                                                                       \
@@ -537,6 +869,10 @@ inline void empty_input(const Spec& spec) {
   TEST_F(Suite##Cases, RepeatedLarge) { ::cudalab::test::filter::repeated_large(Suite##Spec()); }   \
   TEST_F(Suite##Cases, BadInputChangesNothing) {                                                    \
     ::cudalab::test::filter::bad_input_changes_nothing(Suite##Spec());                              \
+  }                                                                                                 \
+  class Suite##LargeIndex : public ::cudalab::test::GpuTest {};                                     \
+  TEST_F(Suite##LargeIndex, Int32Above2To31) {                                                      \
+    ::cudalab::test::filter::int32_large_index(Suite##Spec(), ::cudalab::test::filter::kAbove2To31); \
   }                                                                                                 \
   TEST(Suite##BadInput, Throws) { ::cudalab::test::filter::bad_input_throws(Suite##Spec()); }       \
   }  // namespace

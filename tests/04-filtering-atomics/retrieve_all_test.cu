@@ -1,11 +1,15 @@
 // Tests of exercise 4.7, cudalab::filter::retrieve_all (suites
 // FilterRetrieveAll*): one or several sub-tables of different capacities,
 // all empty, all erased, full, mixed, keys next to the sentinels, outputs
-// too small; pairs compared as multisets, guards after both outputs.
+// too small; pairs compared as multisets, guards after both outputs; and
+// LargeIndex: one sub-table of more than 2^31 slots (32 GiB, where the device
+// has the memory).
 // Run: tools/grade 4.7   or   build/default/bin/retrieve_all_test_starter
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -246,6 +250,156 @@ TEST(FilterRetrieveAllBadInput, Throws) {
   const SubTable two_huge[] = {huge, huge};
   EXPECT_THROW(retrieve_all(two_huge, 2, some, some, 10, some_count, nullptr), std::invalid_argument)
       << "more than max_slots in all";
+}
+
+// ----------------------------------------------------------------------------- LargeIndex
+
+// One sub-table of more than 2^31 slots (32 GiB, filled on the device), which
+// the contract allows (capacities are std::size_t, up to max_slots = 2^40 in
+// all): a slot index kept in int becomes negative past 2^31 - 1, and the live
+// slots from there on are never looked at. Every 257th slot is live (key = its
+// index, value derived from it), the one after it erased, the rest empty: about
+// 8.4 million pairs, checked on the device against sums computed on the host.
+
+constexpr std::size_t kLiveStride = 257;  // a prime: live slots fall on every lane, round and warp
+
+__host__ __device__ constexpr bool large_live(std::size_t i) { return i % kLiveStride == 0; }
+__host__ __device__ constexpr long long large_value(std::size_t i) {
+  return static_cast<long long>(i ^ 0x5A5A5A5A5A5A5A5Aull);
+}
+
+__global__ void fill_large_table(Slot* slots, std::size_t n) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n; i += stride) {
+    const long long key = large_live(i) ? static_cast<long long>(i)
+                          : i % kLiveStride == 1 ? kErasedKey
+                                                 : kEmptyKey;
+    slots[i] = Slot{key, large_value(i)};
+  }
+}
+
+/// out[0 .. live): `bad` pairs whose key is no live slot of the table or whose
+/// value is not that slot's (the first at `first_bad`), and the checksums of
+/// the keys of the others. Launch with whole warps.
+struct LargeTableFindings {
+  unsigned long long bad;
+  unsigned long long first_bad;
+  Checksums sums;
+};
+
+__global__ void check_large_table(const long long* keys, const long long* values, std::size_t live, std::size_t n,
+                                  LargeTableFindings* f) {
+  unsigned long long bad = 0, first_bad = ULLONG_MAX, sum = 0, sum_sq = 0, xor_all = 0;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t j = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; j < live; j += stride) {
+    const long long k = keys[j];
+    const auto i = static_cast<std::size_t>(k);
+    if (k < 0 || i >= n || !large_live(i) || values[j] != large_value(i)) {
+      ++bad;
+      first_bad = min(first_bad, static_cast<unsigned long long>(j));
+      continue;
+    }
+    sum += i;
+    sum_sq += static_cast<unsigned long long>(i) * i;
+    xor_all ^= i;
+  }
+  bad = warp_sum(bad);
+  first_bad = warp_min(first_bad);
+  sum = warp_sum(sum);
+  sum_sq = warp_sum(sum_sq);
+  xor_all = warp_xor(xor_all);
+  if (threadIdx.x % 32 != 0) return;
+  if (bad != 0) {
+    atomicAdd(&f->bad, bad);
+    atomicMin(&f->first_bad, first_bad);
+  }
+  atomicAdd(&f->sums.sum, sum);
+  atomicAdd(&f->sums.sum_sq, sum_sq);
+  atomicXor(&f->sums.xor_all, xor_all);
+}
+
+/// One sub-table of 2^31 + 2^20 + 3 slots; skipped where the device (or its
+/// profile) lacks the memory, or under a sanitizer's size cap.
+class FilterRetrieveAllLargeIndex : public GpuTest {};
+
+TEST_F(FilterRetrieveAllLargeIndex, SlotsAbove2To31) {
+  const std::size_t n = kAbove2To31;
+  CUDALAB_SKIP_IF_ABOVE_MAX_N(n);
+  std::size_t live = 0;
+  Checksums want;
+  for (std::size_t i = 0; i < n; i += kLiveStride) {
+    ++live;
+    want.sum += i;
+    want.sum_sq += static_cast<unsigned long long>(i) * i;
+    want.xor_all ^= i;
+  }
+  const std::size_t live_below = (k2To31 + kLiveStride - 1) / kLiveStride;  // live slots i < 2^31
+  const std::size_t bytes = n * sizeof(Slot) + 2 * (live + kGuard) * sizeof(long long);
+  const ::cudalab::DeviceLimits limits = ::cudalab::device_limits();
+  const std::string profile = limits.profile;
+  const std::size_t usable = usable_device_bytes(limits);
+  const std::size_t margin = memory_margin(limits.global_bytes);
+  if (bytes + margin > usable) {
+    GTEST_SKIP() << n << " slots of 16 bytes and the output need " << gib(bytes) << " of device memory and "
+                 << gib(margin) << " to spare; " << gib(usable) << " are free"
+                 << (profile.empty() ? std::string() : " under CUDALAB_DEVICE_PROFILE=" + profile);
+  }
+  std::optional<DeviceBuffer<Slot>> slots;
+  try {
+    slots.emplace(n);
+  } catch (const CudaError& e) {
+    if (e.code() != cudaErrorMemoryAllocation) throw;
+    GTEST_SKIP() << n << " slots need " << gib(n * sizeof(Slot))
+                 << " of device memory; allocating them failed (another program took the memory since it was "
+                    "free): "
+                 << e.what();
+  }
+  fill_large_table<<<1024, 256>>>(slots->data(), n);
+  CUDALAB_CHECK_LAUNCH();
+  GuardedArray<long long> keys(live), values(live);
+  DeviceBuffer<unsigned long long> d_count(1);
+  d_count.fill_bytes(kPoison);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+
+  const SubTable view{slots->data(), n};
+  const std::string ctx = context(kExercise, n, 0) + "one sub-table of " + std::to_string(n) +
+                          " slots (more than 2^31), every 257th live (key = its index), " + std::to_string(live) +
+                          " live slots, output capacity " + std::to_string(live) + ": ";
+  try {
+    cudalab::filter::retrieve_all(&view, 1, keys.data(), values.data(), live, d_count.data(), nullptr);
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+  } catch (const std::exception& e) {
+    FAIL() << ctx << "the call failed: " << e.what()
+           << "\nA slot index computed in 32 bits wraps (int past 2^31 - 1 to a negative number) and reads "
+              "outside the table: compute the slot index (the chunk's first slot, and each lane's slot) in "
+              "std::size_t or unsigned long long.";
+  }
+  const unsigned long long count = d_count.download()[0];
+  ASSERT_EQ(static_cast<unsigned long long>(live), count)
+      << ctx << "*count is " << count << ". "
+      << (count == kPoisonCount ? "*count was never written."
+          : count == live_below
+              ? "That is exactly the number of live slots below slot 2^31: no slot from 2^31 on was looked at. "
+                "A slot index kept in int wraps past 2^31 - 1 to a negative number: compute it in std::size_t "
+                "or unsigned long long (the chunk's first slot is (block * warps + warp) * 256, which needs "
+                "64 bits in large sub-tables)."
+              : "A slot index computed in 32 bits (int wraps past 2^31 - 1, unsigned past 2^32 - 1) skips or "
+                "repeats slots: compute every slot index in std::size_t or unsigned long long.");
+  ASSERT_EQ("", keys.guard_damage()) << ctx << "keys_out: " << keys.guard_damage();
+  ASSERT_EQ("", values.guard_damage()) << ctx << "values_out: " << values.guard_damage();
+  LargeTableFindings init{};
+  init.first_bad = ULLONG_MAX;
+  DeviceBuffer<LargeTableFindings> d_findings(std::vector<LargeTableFindings>{init});
+  check_large_table<<<1024, 256>>>(keys.data(), values.data(), live, n, d_findings.data());
+  CUDALAB_CHECK_LAUNCH();
+  const LargeTableFindings f = d_findings.download()[0];
+  ASSERT_EQ(0ull, f.bad) << ctx << f.bad << " output pair(s) are no live slot's key and value, the first at "
+                         << "index " << f.first_bad << " of the output (the poison 0xA5... is a pair never "
+                         << "written). Write key and value of the same live slot at the same output index.";
+  ASSERT_TRUE(f.sums.sum == want.sum && f.sums.sum_sq == want.sum_sq && f.sums.xor_all == want.xor_all)
+      << ctx << "the output holds live pairs only, but not each exactly once (the sums of their keys differ "
+      << "from those of the live slots): some were written twice, over others. Compute every slot index and "
+      << "output index in 64 bits.";
 }
 
 }  // namespace
