@@ -216,13 +216,15 @@ def wait_idle(env: dict[str, str] | None = None, limit: float = 20.0, poll: floa
     dev = device_args(env or {})
     ours = ours if ours is not None else (lambda pid: pid == os.getpid())
     start = clock()
+    polls = 0
     while True:
+        polls += 1
         apps = parse_apps(smi(apps_args(dev)))
         others = None if apps is None else sorted((pid, name) for pid, name in apps if not ours(pid))
         blocking = [(pid, name) for pid, name in others or [] if pid not in ignore]
         blocking += [(pid, name) for pid, name in (pending() if pending is not None else [])
                      if pid not in ignore and pid not in {b for b, _ in blocking}]
-        waited = clock() - start
+        waited = clock() - start if polls > 1 or blocking else 0.0  # free at once: no wait
         if not blocking or waited >= limit:
             return Idle(round(waited, 1),
                         UNKNOWN if others is None else [f"{pid} {name}".strip() for pid, name in others],
