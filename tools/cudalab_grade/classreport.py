@@ -127,8 +127,11 @@ def validate(data, folder_name: str, known: dict) -> str | None:
             return f"exercise {ex.id}: slug {str(e.get('slug'))[:40]!r} is not {ex.slug}"
         if e.get("status") not in STATUS_WORDS:
             return f"exercise {ex.id}: unknown status {str(e.get('status'))[:40]!r}"
-        if not _number(e.get("max_points"), best, best):
-            return f"exercise {ex.id}: max_points is not {best:g}"
+        busy = e.get("perf_verdict") == "gpu_busy"  # its speed points neither earned nor counted
+        if busy and (not perf_best or e.get("perf_points") != 0):
+            return f"exercise {ex.id}: speed points for a speed not measured fairly"
+        if not _number(e.get("max_points"), best - perf_best * busy, best - perf_best * busy):
+            return f"exercise {ex.id}: max_points is not {best - perf_best * busy:g}"
         if not _number(e.get("correctness_points"), 0, ex.points) or \
                 not _number(e.get("perf_points"), 0, perf_best):
             return f"exercise {ex.id}: points out of range"
@@ -270,6 +273,8 @@ def gradebook(records: list[dict]) -> str:
             row.append(f"{_points(e):.1f}")
             if e["status"] != "passed":
                 problems.append(f"{i}: {STATUS_WORDS.get(e['status'], e['status'])}")
+            elif e.get("perf_verdict") == "gpu_busy":
+                problems.append(f"{i}: speed not measured (GPU busy), its points not counted: grade again")
         done = sum(1 for e in c["exercises"] if e["status"] == "passed")
         if c.get("rejected"):
             problems.insert(0, f"rejected: {c['rejected']}")
@@ -403,7 +408,11 @@ def summary(records: list[dict], title: str = "Class summary", png: str | None =
                 attention.append(f"- {md_text(c['student'])} {md_text(e['id'])}: speed refused as "
                                  "implausible (no speed points): read its report")
             gpu = e.get("gpu") if isinstance(e.get("gpu"), dict) else {}
-            if isinstance(gpu.get("other_processes"), list) and gpu["other_processes"]:
+            if e.get("perf_verdict") == "gpu_busy":
+                attention.append(f"- {md_text(c['student'])} {md_text(e['id'])}: speed not measured "
+                                 "fairly (another process on the GPU in both runs): its speed points "
+                                 "are neither earned nor counted; grade its speed again alone")
+            elif isinstance(gpu.get("other_processes"), list) and gpu["other_processes"]:
                 attention.append(f"- {md_text(c['student'])} {md_text(e['id'])}: another process "
                                  "used the GPU during the benchmark: grade its speed again alone")
         for n in c.get("warnings", []):

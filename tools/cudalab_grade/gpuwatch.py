@@ -9,6 +9,11 @@ GPU that is neither the benchmark nor one of its descendants (its runner):
 another program of the same grader (another submission's, on the same GPU)
 counts as another process. Without nvidia-smi (or when it fails) everything is 'unknown': never
 an error. Standard library only.
+
+Before a benchmark, `wait_idle` polls nvidia-smi until no compute process but the grader is on
+the GPU (a test or sanitizer run of the grader still tearing down its context, or anyone
+else's program), for a bounded time; `Monitor.clock_drop` says whether the SM clock, sampled
+while the benchmark ran, fell far below the GPU's maximum.
 """
 from __future__ import annotations
 
@@ -16,11 +21,15 @@ import os
 import shutil
 import subprocess
 import threading
+import time
 from dataclasses import dataclass, field
 
 UNKNOWN = "unknown"
 CLOCK_QUERY = "clocks.sm,clocks.mem,clocks.max.sm"
 APPS_QUERY = "pid,process_name"
+# the SM clock sampled during a benchmark below this share of the GPU's maximum: it fell
+# (a power or thermal limit, another process; a loaded H100 runs at 1755-1980 of 1980 MHz)
+CLOCK_FLOOR = 0.8
 
 
 def run_smi(args: list[str], timeout: float = 5.0) -> str | None:
@@ -165,6 +174,64 @@ def short(summary: dict | None) -> str:
     return words
 
 
+def apps_args(dev: list[str]) -> list[str]:
+    return ["--query-compute-apps=" + APPS_QUERY, "--format=csv,noheader"] + dev
+
+
+@dataclass
+class Idle:
+    """What wait_idle found: how long it waited, and what was still there when it stopped."""
+    seconds: float
+    others: list[str] | str   # other compute processes on the GPU ('PID NAME'): [] when none,
+                              # UNKNOWN without nvidia-smi
+    blocking: list[str] = field(default_factory=list)  # what it still waited for when it gave up
+                              # (those others not waited for in vain before, the grader's own
+                              # programs still ending); [] when nothing was left to wait for
+
+    def busy(self) -> bool:
+        """Whether the GPU still had another process when the wait stopped."""
+        return isinstance(self.others, list) and bool(self.others)
+
+    def describe(self) -> str:
+        """What the wait did, in words; '' when the GPU was free at once."""
+        if self.blocking:
+            return (f"waited {self.seconds:g} s for the GPU to be free, in vain: "
+                    f"{', '.join(self.blocking[:3])} still there")
+        if self.busy():
+            return f"{', '.join(self.others[:3])} on the GPU, waited for in vain before"
+        if self.seconds >= 0.1:
+            return f"waited {self.seconds:g} s for the GPU to be free"
+        return ""
+
+
+def wait_idle(env: dict[str, str] | None = None, limit: float = 20.0, poll: float = 0.5,
+              smi=run_smi, ours=None, pending=None, ignore=frozenset(),
+              clock=time.monotonic, sleep=time.sleep) -> Idle:
+    """Waits, up to `limit` seconds, polling every `poll`, until nvidia-smi shows no compute
+    process on the GPU (CUDA_VISIBLE_DEVICES of env, as Monitor) but `ours` (default: this
+    process alone) and `pending()` ([(pid, name)], the grader's own programs still ending:
+    proc.leftovers) lists none. Processes whose pid is in `ignore` (waited for in vain
+    before) are reported (others) but not waited for. Without nvidia-smi it waits for
+    `pending` alone."""
+    dev = device_args(env or {})
+    ours = ours if ours is not None else (lambda pid: pid == os.getpid())
+    start = clock()
+    polls = 0
+    while True:
+        polls += 1
+        apps = parse_apps(smi(apps_args(dev)))
+        others = None if apps is None else sorted((pid, name) for pid, name in apps if not ours(pid))
+        blocking = [(pid, name) for pid, name in others or [] if pid not in ignore]
+        blocking += [(pid, name) for pid, name in (pending() if pending is not None else [])
+                     if pid not in ignore and pid not in {b for b, _ in blocking}]
+        waited = clock() - start if polls > 1 or blocking else 0.0  # free at once: no wait
+        if not blocking or waited >= limit:
+            return Idle(round(waited, 1),
+                        UNKNOWN if others is None else [f"{pid} {name}".strip() for pid, name in others],
+                        [f"{pid} {name}".strip() for pid, name in blocking])
+        sleep(max(0.0, min(poll, limit - waited)))
+
+
 def device_args(env: dict[str, str]) -> list[str]:
     """nvidia-smi's -i for the one GPU CUDA_VISIBLE_DEVICES names (class grading), else []."""
     vis = (env.get("CUDA_VISIBLE_DEVICES") or "").strip()
@@ -186,6 +253,7 @@ class Monitor:
         self.ours = ours if ours is not None else (
             lambda pid: pid == os.getpid() or (self.root is not None and is_ours(pid, self.root)))
         self.watch = Watch()
+        self.during_sm: list[float] = []  # the SM clocks sampled while the benchmark ran
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -194,15 +262,27 @@ class Monitor:
         """The benchmark program's pid (proc.run's on_start)."""
         self.root = pid
 
-    def sample(self) -> None:
+    def sample(self, during: bool = False) -> None:
         clocks = parse_clocks(self.smi(["--query-gpu=" + CLOCK_QUERY, "--format=csv,noheader,nounits"] + self.dev))
-        apps = parse_apps(self.smi(["--query-compute-apps=" + APPS_QUERY, "--format=csv,noheader"] + self.dev))
+        apps = parse_apps(self.smi(apps_args(self.dev)))
         with self._lock:
             self.watch.add(clocks, apps, self.ours)
+            if during and clocks and clocks.get("sm") is not None:
+                self.during_sm.append(clocks["sm"])
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval):
-            self.sample()
+            self.sample(during=True)
+
+    def clock_drop(self) -> str | None:
+        """'the SM clock fell to 990 MHz of 1980' when a sample taken while the benchmark ran
+        was below CLOCK_FLOOR x the maximum SM clock; None otherwise or when unknown (the
+        samples before and after the run, on an idle GPU, do not count)."""
+        with self._lock:
+            low, top = min(self.during_sm, default=None), self.watch.max_sm
+        if low is None or not top or low >= CLOCK_FLOOR * top:
+            return None
+        return f"the SM clock fell to {low:g} MHz of {top:g}"
 
     def __enter__(self) -> "Monitor":
         self.sample()

@@ -9,6 +9,7 @@ import shlex
 import shutil
 import statistics
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -53,6 +54,13 @@ PROFILE_ENV = "CUDALAB_DEVICE_PROFILE"
 PERF_REPETITIONS = 5
 PERF_MIN_TIME_S = 0.1
 IMPLAUSIBLE = "implausible"
+# A speed measured while another process was on the GPU, twice, and below the target: not the
+# student's speed, so neither scored nor counted (docs/guides/grading.md, "How sure a speed is")
+GPU_BUSY = "gpu_busy"
+# Before each benchmark: up to IDLE_WAIT_S seconds, polling nvidia-smi every IDLE_POLL_S, for
+# the GPU to be free of every compute process but the grader's (wait_for_gpu)
+IDLE_WAIT_S = 20.0
+IDLE_POLL_S = 0.5
 # the exit statuses of tools/grade and tools/grade-class (tools/gpu-check reads them)
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_GPU, EXIT_SETUP = 0, 1, 2, 3, 4
 
@@ -157,17 +165,18 @@ class Options:
         proc.py's watchdog of its process group."""
         env = env if env is not None else self.env()
         limit = limit if limit is not None else self.time_limit()
+        gpu = visible_devices(env)  # a GPU program: the next benchmark waits for its leftovers
         if self.cgroups:
             from . import sandbox
             try:
                 cg = sandbox.Cgroup(memory_max=self.max_rss or None, pids_max=PIDS_MAX)
                 with cg:
                     return proc.run(cmd, limit, self.root, env, max_output=self.max_output, cgroup=cg,
-                                    on_start=on_start)
+                                    on_start=on_start, gpu=gpu)
             except OSError:
                 pass  # no cgroup after all: the watchdog
         return proc.run(cmd, limit, self.root, env, max_output=self.max_output, max_rss=self.max_rss,
-                        on_start=on_start)
+                        on_start=on_start, gpu=gpu)
 
 
 @dataclass
@@ -547,8 +556,46 @@ def _sanitizer_error(p: proc.Proc) -> str:
     return p.failure()
 
 
-def _bench_once(ex: Exercise, opts: Options, target: str, reps: int) -> tuple[proc.Proc, str, dict]:
-    """One run of the benchmark program: (process, its JSON file's text, gpuwatch summary)."""
+def visible_devices(env: dict[str, str]) -> str:
+    """The CUDA_VISIBLE_DEVICES a program started with `env` sees (proc.run adds env to the
+    grader's own environment): env's, else the grader's, "" when neither sets it."""
+    if "CUDA_VISIBLE_DEVICES" in env:
+        return env["CUDA_VISIBLE_DEVICES"]
+    return os.environ.get("CUDA_VISIBLE_DEVICES", "")
+
+
+def _gpu_env(opts: Options) -> dict[str, str]:
+    """What gpuwatch needs to query the benchmark's GPU: its CUDA_VISIBLE_DEVICES."""
+    vis = visible_devices(opts.env())
+    return {"CUDA_VISIBLE_DEVICES": vis} if vis else {}
+
+
+# pids the grader waited IDLE_WAIT_S for in vain (a job of someone else's that stays): reported
+# at every benchmark that shares the GPU with them, but not waited for again
+_waited_out: set[int] = set()
+_waited_lock = threading.Lock()  # class grading: one worker thread per GPU slot
+
+
+def wait_for_gpu(opts: Options) -> gpuwatch.Idle:
+    """Before a benchmark: waits, up to IDLE_WAIT_S seconds, until the grader's own programs
+    that have ended are gone (their zombies reaped: proc.leftovers; a runner can outlive its
+    checker by the time it takes to tear down its CUDA context) and nvidia-smi shows no compute
+    process on the benchmark's GPU but the grader. What it found (gpuwatch.Idle)."""
+    env = _gpu_env(opts)
+    device = env.get("CUDA_VISIBLE_DEVICES", "")
+    with _waited_lock:
+        ignore = frozenset(_waited_out)
+    idle = gpuwatch.wait_idle(env, IDLE_WAIT_S, IDLE_POLL_S, pending=lambda: proc.leftovers(device),
+                              ignore=ignore)
+    with _waited_lock:
+        _waited_out.update(int(b.split()[0]) for b in idle.blocking if b.split()[0].isdigit())
+    return idle
+
+
+def _bench_once(ex: Exercise, opts: Options, target: str, reps: int
+                ) -> tuple[proc.Proc, str, dict, str | None]:
+    """One run of the benchmark program: (process, its JSON file's text, gpuwatch summary,
+    gpuwatch's clock drop or None)."""
     perf = ex.perf
     assert perf is not None
     # The benchmark program is a checker (the instructor's, in class grading): it
@@ -562,10 +609,16 @@ def _bench_once(ex: Exercise, opts: Options, target: str, reps: int) -> tuple[pr
                "--benchmark_report_aggregates_only=false",
                f"--benchmark_out={out}", "--benchmark_out_format=json"]
         env = opts.env() | opts.runner_env(ex, Path(tmp) / "runner.log")
-        with gpuwatch.Monitor(opts.env()) as mon:
+        with gpuwatch.Monitor(_gpu_env(opts)) as mon:
             p = opts.run(cmd, env, on_start=mon.started)
         text = out.read_text(errors="replace") if out.is_file() else ""
-    return p, text, mon.summary()
+    return p, text, mon.summary(), mon.clock_drop()
+
+
+def _others(gpu: dict | None) -> list[str]:
+    """The other processes a gpuwatch summary saw on the GPU ([] when none or unknown)."""
+    others = (gpu or {}).get("other_processes")
+    return list(others) if isinstance(others, list) else []
 
 
 def _merge_gpu(a: dict | None, b: dict) -> dict:
@@ -590,8 +643,12 @@ def _merge_gpu(a: dict | None, b: dict) -> dict:
 def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
     """The exercise's speed against its baseline (docs/guides/grading.md): PERF_REPETITIONS
     repetitions, the ratio of the medians with its 95 % interval, the GPU's clocks and other
-    processes during the run; once more (repetitions pooled) when the interval straddles the
-    target; no speed points, verdict 'implausible', for a speed no kernel can reach."""
+    processes during the run; no speed points, verdict 'implausible', for a speed no kernel can
+    reach. Each run starts once the GPU is free (wait_for_gpu). At most two runs: the second
+    replaces the first when the first missed the target while another process was on the GPU
+    or the SM clock fell, else is pooled with it when the first's interval straddles the
+    target. A speed below the target measured with another process on the GPU even so is not
+    the student's: verdict 'gpu_busy', its speed points neither earned nor counted."""
     perf = ex.perf
     assert perf is not None
     target = ex.bench_target(opts.implementation)
@@ -608,9 +665,17 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
     gpu = None
     device = None
     runs = 0
+    again = ""      # why the second run: "" (one run), "pooled", or the first's disturbance
+    both = False    # the first run was dropped for another process on the GPU
+    waits: list[str] = []
+    waited_busy = False  # a wait gave up with another process on the GPU
     cal = perf.calibration
     while True:
-        p, text, watched = _bench_once(ex, opts, target, PERF_REPETITIONS)
+        idle = wait_for_gpu(opts)
+        waited_busy = waited_busy or idle.busy()
+        if idle.describe():
+            waits.append(idle.describe())
+        p, text, watched, drop = _bench_once(ex, opts, target, PERF_REPETITIONS)
         runs += 1
         gpu = _merge_gpu(gpu, watched)
         if p.timed_out or p.returncode != 0:
@@ -646,8 +711,21 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
         scale = max(copy) / cal.copy_gbps if cal is not None and copy else None
         ratio, low, high = bench.calibrated_interval(cal.baseline_ns, mine_ns, scale) \
             if cal is not None and scale is not None else raw
-        if runs >= 2 or not bench.straddles(low, high, perf.ratio):
+        if runs >= 2:
             break
+        others = _others(watched)
+        disturbed = (f"another process was on the GPU ({', '.join(others[:3])})" if others
+                     else drop or "")
+        if disturbed and ratio < perf.ratio:
+            # not the student's speed: measured again once the GPU is free, and the first run's
+            # figures dropped (pooling them would keep the disturbance in the ratio)
+            again = f"the first run, {bench.fmt_ratio(ratio)}, was dropped: {disturbed}"
+            both = bool(others)  # a second run on a busy GPU makes both
+            mine_ns, base_ns, bps, copy, l2, gpu = [], [], [], [], None, None
+            continue
+        if not bench.straddles(low, high, perf.ratio):
+            break
+        again = "pooled"
     res.ratio = float(f"{ratio:.3g}")
     res.ratio_low, res.ratio_high = float(f"{low:.3g}"), float(f"{high:.3g}")
     mine_med, base_med = statistics.median(mine_ns), statistics.median(base_ns)
@@ -664,8 +742,10 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
         spread = f"95 % interval {bench.fmt_ratio(low)}-{bench.fmt_ratio(high)}, {len(mine_ns)} repetitions"
     else:
         spread = "1 repetition, no interval"
-    if runs > 1:
+    if again == "pooled":
         spread += " (measured twice: the first interval straddled the target)"
+    elif again:
+        spread += f" (measured twice: {again})"
     why = bench.implausible(ratio, perf.ratio, max(bps) if bps else None, copy_max,
                             perf.max_plausible_ratio, perf.bandwidth_check, l2, mine_med / 1e9)
     # what the ratio is of: the run's baseline, or the calibration machine's
@@ -687,10 +767,23 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
         how = (" (not normalised to the calibration host's speed: the benchmark reported no device "
                "copy bandwidth, so the ratio measured here counts)")
     res.details.append(f"speed: ratio {bench.fmt_ratio(ratio)} of {of}{how}, {spread}; "
-                       f"{gpuwatch.describe(gpu)}")
+                       f"{gpuwatch.describe(gpu)}" + "".join(f"; {w}" for w in waits))
     if why is not None:
         res.perf_verdict, res.perf_points, res.perf = IMPLAUSIBLE, 0.0, IMPLAUSIBLE
         res.reason += f"; perf: no speed points, {why}"
+        return
+    others = _others(gpu)
+    if others and ratio < perf.ratio:
+        # twice timed beside another program (or once, after a straddling run): the ratio says
+        # how busy the GPU was, not how fast the code is; no points taken for it, none given
+        res.perf_verdict, res.perf_points, res.perf = GPU_BUSY, 0.0, "GPU busy"
+        res.max_points -= float(perf.points)
+        res.reason += (f"; perf: not measured fairly: another process was on the GPU while it was "
+                       f"timed ({', '.join(others[:3])}){', after waiting for it' if waited_busy else ''}"
+                       f"{', in both runs' if both else ''}; "
+                       f"the ratio measured, {bench.fmt_ratio(ratio)} of {of} (target {perf.ratio:g}), "
+                       f"is not your speed: its {perf.points:g} speed points are neither earned nor "
+                       "counted; grade again on an idle GPU")
         return
     res.perf_verdict = "ok"
     res.perf_points = bench.perf_points(perf.points, res.ratio, perf.ratio)

@@ -75,9 +75,10 @@ def pseudonyms(key: bytes, students: list[str]) -> dict[str, str]:
 
 def _ratio(e: dict) -> float | None:
     """The speed ratio of an exercise that passed its tests, else None (also for a speed the
-    grader refused as implausible)."""
+    grader refused as implausible or did not measure fairly: gpu_busy)."""
     r = e.get("ratio")
-    if e.get("status") != "passed" or e.get("perf_verdict") == "implausible" or isinstance(r, bool) or not isinstance(r, (int, float)) \
+    if e.get("status") != "passed" or e.get("perf_verdict") in ("implausible", "gpu_busy") \
+            or isinstance(r, bool) or not isinstance(r, (int, float)) \
             or not math.isfinite(r) or r <= 0:
         return None
     return float(r)

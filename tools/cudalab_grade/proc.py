@@ -21,6 +21,12 @@ cgroup's memory.max, enforced by the kernel (no watchdog: `max_rss` is not
 used); a program killed by the cgroup's OOM killer gets `memory_exceeded`
 (memory.peak, else memory.max). A timeout, an interrupt, or the program's
 end kills the whole cgroup: nothing it started outlives it.
+
+A program run with `gpu=` (a test, a sanitizer run, a benchmark: grading.Options.run) is
+remembered once it has ended: `leftovers()` lists the processes of its process group still
+alive (a runner still tearing down its CUDA context after its checker exited, a killed group
+not yet gone) and reaps the grader's own children among them, so that a benchmark can wait
+for them (grading.wait_for_gpu) instead of sharing the GPU with them.
 """
 from __future__ import annotations
 
@@ -43,6 +49,10 @@ _live: set[int] = set()    # process groups of the programs running now (any thr
 _live_cgroups: dict = {}     # pid -> the cgroup of a program that run() supervises
 _live_lock = threading.Lock()
 _stopping = threading.Event()  # set by stop_all(): run() starts nothing more
+# process groups of GPU programs (run(gpu=...)) that have ended -> the CUDA_VISIBLE_DEVICES
+# they ran with ("" when unset); leftovers() forgets a group once nothing of it is left
+_ended: dict[int, str] = {}
+MAX_ENDED = 4096
 
 
 @dataclass
@@ -161,7 +171,8 @@ def _limit_files(pid: int) -> None:
 
 def run(cmd: list[str], timeout: float | None, cwd: Path, env: dict[str, str] | None = None,
         max_output: int = 0, max_rss: int = 0, log: Path | None = None,
-        limit_files: bool = True, cgroup=None, on_start=None, term_grace: float = 0.0) -> Proc:
+        limit_files: bool = True, cgroup=None, on_start=None, term_grace: float = 0.0,
+        gpu: str | None = None) -> Proc:
     """Run cmd in its own session, within the limits (0 = no limit on output or memory;
     timeout None = no time limit). With `log`, every byte of output is also written
     to that file as it arrives (uncapped), so a long build can be followed. If the
@@ -170,7 +181,8 @@ def run(cmd: list[str], timeout: float | None, cwd: Path, env: dict[str, str] | 
     the module's docstring. `on_start(pid)` is called once the program has started.
     `term_grace` > 0 (a program that runs programs itself, such as the grader): on a timeout
     or an interrupt its group gets SIGTERM first and that many seconds to stop its own
-    programs, then SIGKILL."""
+    programs, then SIGKILL. `gpu` (the CUDA_VISIBLE_DEVICES it runs with, "" when unset): a
+    program that may use the GPU, whose process group leftovers() watches once it has ended."""
     if _stopping.is_set():
         return Proc(None, f"not started: {cmd[0]}: the grader is stopping", 0.0)
     if cgroup is not None:
@@ -194,6 +206,7 @@ def run(cmd: list[str], timeout: float | None, cwd: Path, env: dict[str, str] | 
         _limit_files(p.pid)
     with _live_lock:
         _live.add(p.pid)
+        _ended.pop(p.pid, None)  # a pid used again: its old group is long gone
         if cgroup is not None:
             _live_cgroups[p.pid] = cgroup
     if _stopping.is_set():  # stop_all() came between the start and the line above
@@ -211,6 +224,10 @@ def run(cmd: list[str], timeout: float | None, cwd: Path, env: dict[str, str] | 
         with _live_lock:
             _live.discard(p.pid)
             _live_cgroups.pop(p.pid, None)
+            if gpu is not None:
+                _ended[p.pid] = gpu
+                while len(_ended) > MAX_ENDED:
+                    del _ended[next(iter(_ended))]
         if log_file is not None:
             log_file.close()
     if cgroup is not None and cgroup.oom_killed() > ooms:
@@ -283,12 +300,69 @@ def _supervise(p: subprocess.Popen, start: float, timeout: float | None, max_out
             p.wait(timeout=10)
         except subprocess.TimeoutExpired:
             p.kill()
+            try:  # reaped, not left a zombie for subprocess to find some day
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
         _drain(fd, cap)
         p.stdout.close()
         return Proc(None, cap.text(), time.monotonic() - start, timed_out=timed_out,
                     dropped=cap.dropped, memory_exceeded=peak)
     p.stdout.close()
     return Proc(p.returncode, cap.text(), time.monotonic() - start, dropped=cap.dropped)
+
+
+def _stat(pid: str) -> tuple[str, str, int, int] | None:
+    """(comm, state, ppid, pgrp) of a process from /proc/PID/stat; None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read().decode(errors="replace")
+    except OSError:
+        return None
+    # pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses
+    head, _, rest = stat.rpartition(")")
+    fields = rest.split()
+    try:
+        return head.partition("(")[2], fields[0], int(fields[1]), int(fields[2])
+    except (IndexError, ValueError):
+        return None
+
+
+def leftovers(gpu: str | None = None) -> list[tuple[int, str]]:
+    """[(pid, name)] of the processes still alive in the process groups of the GPU programs
+    (run(gpu=...)) that have ended, those run with CUDA_VISIBLE_DEVICES `gpu` alone unless it
+    is None: what a benchmark waits for. Reaps the zombies among them that are this process's
+    own children; forgets a group once nothing of it is left."""
+    me = os.getpid()
+    with _live_lock:
+        groups = {g for g, dev in _ended.items() if gpu is None or dev == gpu}
+    if not groups:
+        return []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    alive, seen = [], set()
+    for name in names:
+        if not name.isdigit():
+            continue
+        st = _stat(name)
+        if st is None or st[3] not in groups:
+            continue
+        comm, state, ppid, pgrp = st
+        if state in ("Z", "X"):  # dead: its GPU context is gone; ours to reap when our child
+            if ppid == me:
+                try:
+                    os.waitpid(int(name), os.WNOHANG)
+                except ChildProcessError:
+                    pass
+            continue
+        seen.add(pgrp)
+        alive.append((int(name), comm))
+    with _live_lock:
+        for g in groups - seen:
+            _ended.pop(g, None)
+    return sorted(alive)
 
 
 def _drain(fd: int, cap: _Capture) -> None:

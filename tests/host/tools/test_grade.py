@@ -235,6 +235,10 @@ class Tree:
             sys.exit(int(os.environ.get("FAKE_CMAKE_RC", "0")))
         """)
         _write_exe(self.tools / "nvcc", "print('nvcc: fake')\n")
+        # The machine's own nvidia-smi (a GPU machine has one, and its GPU may be busy with
+        # other tests) stays out of sight too: a failing one says "unknown", and the grader
+        # neither waits for the GPU nor sees it shared. Tests that want one write their own.
+        _write_exe(self.tools / "nvidia-smi", "import sys; sys.exit(9)\n")
         # The machine's own compute-sanitizer (a GPU machine has one) stays out of
         # sight: tests that want one put a fake in self.tools.
         system_path = os.pathsep.join(

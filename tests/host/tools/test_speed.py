@@ -7,11 +7,12 @@ import json
 import os
 import unittest
 from pathlib import Path
+from unittest import mock
 
 import test_grade as tg
 from test_grade import GradeTestCase, _write_exe, fake_bench
 
-from cudalab_grade import bench, gpuwatch, leaderboard
+from cudalab_grade import bench, gpuwatch, grading, leaderboard
 
 
 def reps(name: str, times_us: list[float], bytes_per_second: float | None = None) -> list[dict]:
@@ -184,6 +185,14 @@ class GpuWatchTest(unittest.TestCase):
 
 class RunPerfTest(GradeTestCase):
     """run_perf on fake benchmark programs: what a grade run says and scores."""
+
+    def setUp(self):
+        super().setUp()
+        # a fake nvidia-smi that keeps showing another process: waited for briefly, not 20 s
+        for patch in (mock.patch.object(grading, "IDLE_WAIT_S", 0.3),
+                      mock.patch.object(grading, "_waited_out", set())):
+            patch.start()
+            self.addCleanup(patch.stop)
 
     def bench(self, entries, context=None, count=None):
         action = ""
