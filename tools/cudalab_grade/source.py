@@ -260,7 +260,8 @@ def analyze_tokens(ex, c: Contract, pre, src: Path, shown: str) -> list[Finding]
     raw = _raw_lines(src)
 
     def add(order: int, f: Finding) -> None:
-        found.append((order, f.line or 0, "argument-dependent" in f.message, f))
+        # on one line: a name first, then one reached by argument-dependent lookup or a warp mask
+        found.append((order, f.line or 0, "argument-dependent" in f.message or f.rule == "warp-mask", f))
 
     for ps in pre.passes:
         if ps.broken:

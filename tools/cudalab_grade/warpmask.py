@@ -440,7 +440,7 @@ def raw_tokens(text: str) -> list:
         if m:
             body: list[Token] = []
             lex_line(m.group(2), number, None, body)
-            macros[m.group(1)] = [t for t in body]
+            macros[m.group(1)] = body
             continue
         if re.match(r"^\s*(?:#|%:)", line):
             continue
