@@ -31,6 +31,11 @@ import re
 from dataclasses import dataclass
 
 FULL = 0xFFFFFFFF
+# Tokens of a mask or a constant's initialiser that are read at most: a mask is a few tokens,
+# and a bound keeps the rule linear in the file whatever the file holds.
+MAX_TOKENS = 128
+# Tokens of a declaration's specifiers read back from its name (`static constexpr std::uint32_t`).
+MAX_SPECIFIERS = 16
 
 # The warp intrinsics whose first argument is the mask of the lanes that take part.
 COLLECTIVES = frozenset({
@@ -229,10 +234,12 @@ def constant(toks: list[str], names: dict[str, Value] | None = None) -> Value | 
     """The value of a constant integer expression (its tokens' texts), or None."""
     if not toks:
         return None
+    if len(toks) > MAX_TOKENS:
+        return None
     p = _Parser(toks, names or {})
     try:
         v = p.expr()
-    except (ValueError, IndexError):
+    except (ValueError, IndexError, RecursionError):
         return None
     return v if p.i == len(toks) else None
 
@@ -254,9 +261,10 @@ def _close(texts: list[str], i: int) -> int:
 
 
 def _until(texts: list[str], i: int, stops: tuple[str, ...]) -> int:
-    """The index of the first of `stops` at depth 0 from i (or len)."""
+    """The index of the first of `stops`, or of an unmatched closing bracket, at depth 0 from i;
+    -1 when there is none within MAX_TOKENS tokens."""
     depth = 0
-    for j in range(i, len(texts)):
+    for j in range(i, min(len(texts), i + MAX_TOKENS + 1)):
         t = texts[j]
         if depth == 0 and t in stops:
             return j
@@ -266,7 +274,7 @@ def _until(texts: list[str], i: int, stops: tuple[str, ...]) -> int:
             if depth == 0:
                 return j
             depth -= 1
-    return len(texts)
+    return -1
 
 
 _DECL_START = {";", "{", "}", ")", ":", ""}   # what precedes a declaration's first word
@@ -294,20 +302,21 @@ def named_constants(tokens) -> dict[str, Value]:
             continue
         # the declaration's specifiers: back to the start of the statement
         k = i - 1
-        while k >= 0 and texts[k] not in _DECL_START and texts[k] not in (",", "(", "="):
+        while k >= 0 and i - k <= MAX_SPECIFIERS and texts[k] not in _DECL_START \
+                and texts[k] not in (",", "(", "="):
             k -= 1
-        words = texts[k + 1:i]
+        words = texts[k + 1:i] if i - k <= MAX_SPECIFIERS else ["..."]
         simple = all(w in _TYPE_WORDS or w in ("constexpr", "static", "inline", "__device__",
                                                "__constant__", "__host__", "const") for w in words)
         if nxt in ("=", "{") and simple and ("const" in words or "constexpr" in words) \
                 and (k < 0 or texts[k] in _DECL_START):
             if nxt == "=":
                 end = _until(texts, i + 2, (";", ","))
-                val = constant(texts[i + 2:end])
+                val = constant(texts[i + 2:end]) if end > 0 and texts[end] in (";", ",") else None
             else:
-                close = _close(texts, i + 1)
-                val = constant(texts[i + 2:close]) if close > 0 and texts[close + 1:close + 2] in (
-                    [";"], [","]) else None
+                close = _until(texts, i + 2, ())
+                val = constant(texts[i + 2:close]) if close > 0 and texts[close] == "}" and \
+                    texts[close + 1:close + 2] in ([";"], [","]) else None
             found.setdefault(t.text, []).append(val)
         else:
             other.add(t.text)
@@ -367,11 +376,10 @@ def find(tokens, activemask: bool) -> list[MaskUse]:
         prev = texts[i - 1] if i else ""
         if prev in (".", "->") or (prev == "::" and i >= 2 and tokens[i - 2].kind == "id"):
             continue                      # a member, or another namespace's function of that name
-        close = _close(texts, i + 1)
-        if close < 0:
-            continue
         end = _until(texts, i + 2, (",",))
-        arg = texts[i + 2:min(end, close)]
+        if end < 0 or texts[end] not in (",", ")"):
+            continue                      # no mask of a few tokens: not judged
+        arg = texts[i + 2:end]
         if not arg:
             continue                      # __syncwarp(): the full mask
         spelled = spell(arg)

@@ -177,6 +177,17 @@ __device__ void f(int v, bool p) {
         self.assertEqual([k for _, k, _ in found(code)], ["activemask"] * 3)
         self.assertEqual(found(code, activemask=False), [])
 
+    def test_a_hostile_file_is_read_without_a_crash_in_linear_time(self):
+        import time
+        for code in ("__syncwarp(" * 50000, "a * a [ " * 50000, "const int a = b " * 30000,
+                     "__shfl_sync(" + "(" * 5000 + "1" + ")" * 5000 + ", v, 0);",
+                     "__shfl_sync(" + "(" * 400 + "0xffff" + ")" * 400 + ", v, 0);"):
+            start = time.monotonic()
+            self.assertEqual(found(code), [])
+            self.assertLess(time.monotonic() - start, 10)
+        self.assertEqual(found("__shfl_sync(" + "(" * 60 + "0xffff" + ")" * 60 + ", v, 0);"),
+                         [("__shfl_sync", "constant", 0xFFFF)])
+
     def test_manifest_keys(self):
         for ex in EXERCISES.values():
             c = source.contract(ex, REPO)
