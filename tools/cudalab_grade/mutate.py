@@ -11,8 +11,9 @@ sites on that line, left to right.
 (one student per mutant, its folder laid out like starter/, holding only the
 mutated file) and writes `<class>.mutants.json` beside it. `score` reads the
 graded class (students/<id>/results.json) back and counts, per exercise,
-mutants killed by the tests, killed only by the sanitizer pass, survived, and
-the equivalent ones the manifest lists (`equivalent_mutants`).
+mutants killed by the tests, killed only by the sanitizer pass, killed by the
+source check (status forbidden: the warp-mask rule refuses a narrowed or
+__activemask() mask before any test runs), survived, and the equivalent ones the manifest lists (`equivalent_mutants`).
 Standard library only.
 """
 from __future__ import annotations
@@ -37,6 +38,9 @@ from .markers import BEGIN, END, STARTER
 # statuses of the grader (grading.py) and what they say about a mutant
 KILLED_BY_TESTS = {"failed", "crashed", "timeout", "memory"}
 KILLED_BY_SANITIZER = {"sanitizer"}
+# the grader's source check refused the file before any test ran: for a mutant, the warp-mask
+# rule (source.py, warpmask.py) on a narrowed or __activemask() mask
+KILLED_BY_CHECK = {"forbidden"}
 SURVIVED = {"passed"}
 NOT_COMPILED = {"compile_error"}
 
@@ -446,20 +450,21 @@ def _id_key(ex_id: str) -> tuple:
 
 
 def score(class_out: Path, data: dict, equivalent: dict[str, dict[str, str]]) -> dict:
-    """Per exercise: operators, generated, equivalent, killed (tests, sanitizer), survived, score."""
+    """Per exercise: operators, generated, equivalent, killed (tests, sanitizer, source check),
+    survived, score."""
     per: dict[str, dict] = {}
     for mid, m in data["mutants"].items():
         ex = m["exercise"]
         e = per.setdefault(ex, {"slug": m["slug"], "operators": {}, "generated": 0,
                                 "equivalent": [], "killed_by_tests": 0,
-                                "killed_by_sanitizer": 0, "survived": [], "did_not_compile": [],
-                                "not_graded": [], "equivalent_but_killed": []})
+                                "killed_by_sanitizer": 0, "killed_by_check": 0, "survived": [],
+                                "did_not_compile": [], "not_graded": [], "equivalent_but_killed": []})
         e["generated"] += 1
         op = e["operators"].setdefault(m["operator"], {"generated": 0, "killed": 0})
         op["generated"] += 1
         status, reason = _status(class_out, mid, ex)
         why = equivalent.get(ex, {}).get(mid)
-        killed = status in KILLED_BY_TESTS or status in KILLED_BY_SANITIZER
+        killed = status in KILLED_BY_TESTS or status in KILLED_BY_SANITIZER or status in KILLED_BY_CHECK
         if why is not None:
             e["equivalent"].append({"id": mid, "why": why})
             if killed:
@@ -469,6 +474,8 @@ def score(class_out: Path, data: dict, equivalent: dict[str, dict[str, str]]) ->
             e["killed_by_tests"] += 1
         elif status in KILLED_BY_SANITIZER:
             e["killed_by_sanitizer"] += 1
+        elif status in KILLED_BY_CHECK:
+            e["killed_by_check"] += 1
         elif status in SURVIVED:
             e["survived"].append({"id": mid, "line": m["line"], "what": m.get("what", ""),
                                   "diff": m["diff"]})
@@ -479,7 +486,7 @@ def score(class_out: Path, data: dict, equivalent: dict[str, dict[str, str]]) ->
         if killed:
             op["killed"] += 1
     for e in per.values():
-        killed = e["killed_by_tests"] + e["killed_by_sanitizer"]
+        killed = e["killed_by_tests"] + e["killed_by_sanitizer"] + e["killed_by_check"]
         counted = (e["generated"] - len(e["equivalent"]) - len(e["did_not_compile"])
                    - len(e["not_graded"]))
         e["killed"] = killed
@@ -504,12 +511,14 @@ def markdown(result: dict) -> str:
            "graded are left out of it and listed.", "",
            f"All exercises: {_pct(result['score'])} ({result['killed']} of {result['counted']})",
            "", "| exercise | operators | generated | equivalent | killed by tests | "
-           "killed only by the sanitizer | survived | score |", "|---|---|---|---|---|---|---|---|"]
+           "killed only by the sanitizer | killed by the source check | survived | score |",
+           "|---|---|---|---|---|---|---|---|---|"]
     for ex, e in result["exercises"].items():
         operators = ", ".join(f"{k} {v['killed']}/{v['generated']}"
                               for k, v in sorted(e["operators"].items()))
         out.append(f"| {ex} {e['slug']} | {operators} | {e['generated']} | {len(e['equivalent'])} "
-                   f"| {e['killed_by_tests']} | {e['killed_by_sanitizer']} | {len(e['survived'])} "
+                   f"| {e['killed_by_tests']} | {e['killed_by_sanitizer']} | {e['killed_by_check']} "
+                   f"| {len(e['survived'])} "
                    f"| {_pct(e['score'])} |")
     for ex, e in result["exercises"].items():
         notes = []

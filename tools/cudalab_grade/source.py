@@ -1,8 +1,9 @@
 """Finding forbidden APIs in a student's source.
 
 `check` is the grader's forbidden-API check: the exercise's contract (its
-manifest's forbid, forbid_why, forbid_sass, forbid_host, allow_asm and
-require_kernel) against the preprocessed file (tokencheck.py) and its compiled
+manifest's forbid, forbid_why, forbid_sass, forbid_host, allow_asm,
+require_kernel, warp_mask and warp_mask_why) against the preprocessed file
+(tokencheck.py; the masks of the warp collectives: warpmask.py) and its compiled
 object (objcheck.py). `find_forbidden`, the text search it replaces (comments
 and literals blanked), remains as the fallback where there is no nvcc.
 """
@@ -97,6 +98,12 @@ class Contract:
     forbid_host: tuple[str, ...] = ()   # host algorithms that would do the exercise's work
     allow_asm: bool = False             # inline assembly (asm, __asm__) allowed
     require_kernel: bool = False        # the file must define and launch a kernel
+    # "full": the exercise's warp collectives are called by lanes its algorithm fixes (the whole
+    # warp, or the lanes a ballot named), so __activemask() as a collective's mask is a finding;
+    # "converged" (or no key): collectives over the lanes that happen to be converged are a way
+    # to do it (coalesced_threads). A constant partial mask is a finding in every exercise.
+    warp_mask: str = ""
+    warp_mask_why: str = ""             # one sentence for the student: which lanes call them, why
     # the namespaces of the exercises it uses (the manifest's uses: "cudalab::kdtree::"): their
     # functions are imports the object may have, defined by the objects linked beside it
     given_namespaces: tuple[str, ...] = ()
@@ -106,7 +113,7 @@ class Contract:
 class Finding:
     rule: str            # include, line-directive, macro-before-include, name, asm, host, no-kernel,
                          # preprocessor, symbol, sass, import, definition, syscall, registration,
-                         # no-device-code
+                         # no-device-code, warp-mask
     name: str            # what was found: a name, a path, an instruction, an import
     line: int | None     # the line in the student's file (None for the object's findings)
     message: str         # the reason shown to the student (one line)
@@ -195,6 +202,7 @@ def contract(ex, root: Path) -> Contract:
                     forbid_sass=tuple(get("forbid_sass", ())), forbid_host=with_equivalents(host),
                     allow_asm=bool(get("allow_asm", False)),
                     require_kernel=bool(get("require_kernel", False)),
+                    warp_mask=str(get("warp_mask", "")), warp_mask_why=str(get("warp_mask_why", "")),
                     given_namespaces=tuple(given))
 
 
@@ -246,12 +254,14 @@ def _forbidden_message(ex, c: Contract, entry: str, line: int, detail: str) -> s
 def analyze_tokens(ex, c: Contract, pre, src: Path, shown: str) -> list[Finding]:
     """The findings of the preprocessed passes of the student's file, in rule order, then line."""
     from . import tokencheck as tc
+    from . import warpmask
     found: list[tuple[int, int, Finding]] = []
     student = src.resolve()
     raw = _raw_lines(src)
 
     def add(order: int, f: Finding) -> None:
-        found.append((order, f.line or 0, "argument-dependent" in f.message, f))
+        # on one line: a name first, then one reached by argument-dependent lookup or a warp mask
+        found.append((order, f.line or 0, "argument-dependent" in f.message or f.rule == "warp-mask", f))
 
     for ps in pre.passes:
         if ps.broken:
@@ -307,6 +317,8 @@ def analyze_tokens(ex, c: Contract, pre, src: Path, shown: str) -> list[Finding]
             if t.text == "<<<" or (t.kind == "id" and t.text.startswith("cudaLaunch")
                                    and "Host" not in t.text):
                 launches = True
+        for use in warpmask.find(toks, c.warp_mask == "full"):
+            add(3, _warp_mask_finding(ex, c, use, raw, pre, shown))
         for u in all_uses:
             if u.chain == ["__global__"]:
                 kernels = True
@@ -351,6 +363,92 @@ def analyze_tokens(ex, c: Contract, pre, src: Path, shown: str) -> list[Finding]
             seen.add(key)
             out.append(f)
     return out
+
+
+# Where the lesson teaches the mask of a partial warp.
+MASK_LESSON = 'lesson 1.3, "Partial warps", in chapters/01-reduce-scan-histogram/README.md'
+
+
+def _first_arguments(text: str, name: str) -> list[str]:
+    """The first argument of every call of `name` on a line of code (comments and literals
+    blanked), as written."""
+    out = []
+    for m in re.finditer(rf"(?<![\w$]){re.escape(name)}\s*\(", text):
+        depth, j = 0, m.end()
+        while j < len(text):
+            ch = text[j]
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                if depth == 0:
+                    break
+                depth -= 1
+            elif ch == "," and depth == 0:
+                break
+            j += 1
+        out.append(text[m.end():j].strip())
+    return out
+
+
+def _mask_as_written(use, raw: list[str], pre) -> tuple[str, str]:
+    """(the mask argument as the student's line writes it, ' via the macro X defined at line N'
+    or ''). The preprocessed spelling where the line does not show the call."""
+    text = raw[use.line - 1] if 0 < use.line <= len(raw) else ""
+    args = _first_arguments(text, use.intrinsic)
+    squeeze = use.mask.replace(" ", "")
+    written = next((a for a in args if a.replace(" ", "") == squeeze), None)
+    if written is None and len(args) == 1:
+        written = args[0]
+    if pre is not None:
+        defines = [(d.name, d.line) for ps in pre.passes for d in ps.defines if not d.undef]
+    else:       # without the preprocessor: the #define lines of the file
+        defines = [(m.group(1), n) for n, line in enumerate(raw, 1)
+                   for m in [re.match(r"^\s*(?:#|%:)\s*define\s+([A-Za-z_]\w*)", line)] if m]
+    if written is None:
+        written, ids = use.mask, set(re.findall(r"[A-Za-z_]\w*", text))
+    elif written.replace(" ", "") != squeeze:
+        ids = set(re.findall(r"[A-Za-z_]\w*", written))
+    else:
+        return written, ""
+    hit = next(((name, line) for name, line in defines if name in ids), None)
+    return written, f" via the macro {hit[0]} defined at line {hit[1]}" if hit else ""
+
+
+def _warp_mask_finding(ex, c: Contract, use, raw, pre, shown: str) -> Finding:
+    """The finding of a warp collective's mask (warpmask.MaskUse): what, where, why, what instead."""
+    from . import warpmask
+    written, via = _mask_as_written(use, raw, pre)
+    call = f"`{use.intrinsic}({written}, ...)`" if use.intrinsic != "__syncwarp" else f"`__syncwarp({written})`"
+    where = f"line {use.line}{',' + via if via else ''}"
+    instead = ("write cudalab::kFullMask (cudalab/warp.cuh) where all 32 lanes call it; where only some "
+               "lanes call it, the ballot of those lanes, taken by the full warp before they branch; where "
+               f"a warp has fewer lanes, a mask computed from the block size ({MASK_LESSON})")
+    guide = ("CUDA C++ Programming Guide, \"Warp Shuffle Functions\" and \"Warp Vote Functions\": each "
+             "calling thread must have its own bit set in the mask, and all the threads the mask names "
+             "must call the same intrinsic with the same mask; otherwise the behaviour is undefined, "
+             "which today's GPUs happen to run, so no test fails it")
+    if use.kind == "activemask":
+        why = f"; in {ex.id} {c.warp_mask_why}" if c.warp_mask_why else ""
+        message = (f"warp mask: {call} ({where}): __activemask() names the lanes that happen to be "
+                   "converged at that moment, not the lanes that must take part, so a lane the algorithm "
+                   f"needs can be missing, with no error{why}; {instead}")
+        detail = (f"{shown}:{use.line}: {call}{via}: __activemask() must not choose the participants of "
+                  "a collective (the Programming Guide; NVIDIA's blog \"Using CUDA Warp-Level "
+                  "Primitives\"): the hardware does not promise that every lane which will call the "
+                  "collective is converged when the mask is read")
+    else:
+        value = f"0x{use.value:08x}"
+        plain = warpmask.literal(written.replace(" ", ""))
+        named = value if plain is not None and plain.v & warpmask.FULL == use.value else \
+            f"{use.name} = {value}" if use.name and use.name != written else f"= {value}"
+        message = (f"warp mask: {call} ({where}) is a constant mask ({named}) that leaves out "
+                   f"{warpmask.missing(use.value)}: every lane that calls a warp collective must be in "
+                   "its mask, and in the course's exercises the whole warp calls each collective that has "
+                   f"a constant mask (undefined behaviour that today's GPUs happen to run, so no test "
+                   f"fails it); {instead}")
+        detail = (f"{shown}:{use.line}: {call}{via}: the mask names {warpmask.lanes(use.value)} and "
+                  f"leaves out {warpmask.missing(use.value)}")
+    return Finding("warp-mask", use.intrinsic, use.line, message, [detail, guide])
 
 
 def _explain(u, raw, pre) -> str:
@@ -446,12 +544,18 @@ def check_tokens(ex, src: Path, *, root: Path | None = None, build_dir: Path | N
                                      "100 MiB; an #include of a device or a huge file does not"]))
     elif not pre.passes:
         rep.notes.append(pre.note)
-        hit = find_forbidden(data.decode(errors="replace"), c.forbid)
+        text = data.decode(errors="replace")
+        hit = find_forbidden(text, c.forbid)
         if hit:
             rep.findings.append(Finding("name", hit[0], hit[1],
                                         f"uses forbidden API '{hit[0]}' (line {hit[1]})",
                                         [f"{shown}:{hit[1]}: '{hit[0]}' is not allowed in this exercise "
                                          f"(forbidden: {', '.join(c.forbid)})"]))
+        # the warp masks of the file's own tokens, its object-like macros expanded (warpmask.py)
+        from . import warpmask
+        raw = strip_code(text).split("\n")
+        for use in warpmask.find(warpmask.raw_tokens(text), c.warp_mask == "full"):
+            rep.findings.append(_warp_mask_finding(ex, c, use, raw, None, shown))
     else:
         rep.findings = analyze_tokens(ex, c, pre, src, shown)
     if pre.passes or pre.timed_out:

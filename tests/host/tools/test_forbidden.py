@@ -456,7 +456,7 @@ class ContractTest(unittest.TestCase):
 
     def test_keys_and_types(self):
         kinds = {"forbid": list, "forbid_why": str, "forbid_sass": list, "forbid_host": list,
-                 "allow_asm": bool, "require_kernel": bool}
+                 "allow_asm": bool, "require_kernel": bool, "warp_mask": str, "warp_mask_why": str}
         for chapter, data in self.data.items():
             tables = [("contract", data.get("contract", {}))] + [(e["id"], e) for e in data["exercise"]]
             for where, table in tables:

@@ -861,6 +861,12 @@ print("========= ERROR SUMMARY: 0 errors")
                                    "--max-per-exercise", "0")
         self.assertEqual(rep["steps"]["mutation"]["status"], "failed")
         self.assertNotIn("--max-per-exercise", calls[0])    # 0: every mutant
+        # a mutant the source check refused (the warp-mask rule) is killed, and said so
+        mutation["exercises"]["1.2"].update(not_graded=[], killed_by_check=1)
+        rep = self.run_class_steps("mutation", self.fake_class_tools([], mutation=mutation))
+        self.assertIn("killed, 1 only by the sanitizer, 1 by the source check; 1 survived",
+                      rep["steps"]["mutation"]["summary"])
+        self.assertEqual(rep["steps"]["mutation"]["details"]["killed_by_source_check"], 1)
 
     def test_class_budget_stops_the_grading_in_time_and_still_scores(self):
         calls: list = []

@@ -333,7 +333,8 @@ class ClassTest(unittest.TestCase):
 
     def test_score(self):
         data = {"commit": "abc", "mutants": {}}
-        statuses = {"failed": 3, "sanitizer": 1, "passed": 2, "compile_error": 1, "timeout": 1}
+        statuses = {"failed": 3, "sanitizer": 1, "passed": 2, "compile_error": 1, "timeout": 1,
+                    "forbidden": 1}   # forbidden: the source check's warp-mask rule
         n = 0
         for status, count in statuses.items():
             for _ in range(count):
@@ -351,16 +352,17 @@ class ClassTest(unittest.TestCase):
         equivalent = {"1.1": {"1.1-cmp_flip-L5-1": "same results"}}   # one of the survivors
         r = mu.score(self.tmp / "out", data, equivalent)
         e = r["exercises"]["1.1"]
-        self.assertEqual(e["generated"], 9)
+        self.assertEqual(e["generated"], 10)
         self.assertEqual(len(e["equivalent"]), 1)
-        self.assertEqual((e["killed_by_tests"], e["killed_by_sanitizer"]), (4, 1))
+        self.assertEqual((e["killed_by_tests"], e["killed_by_sanitizer"], e["killed_by_check"]), (4, 1, 1))
         self.assertEqual([s["id"] for s in e["survived"]], ["1.1-cmp_flip-L6-1"])
         self.assertEqual(e["did_not_compile"], ["1.1-cmp_flip-L7-1"])
         self.assertEqual([s["id"] for s in e["not_graded"]], ["1.1-del_sync-L99-1"])
-        self.assertEqual(e["counted"], 6)          # 9 - equivalent - not compiled - not graded
-        self.assertEqual(e["score"], round(5 / 6, 4))
+        self.assertEqual(e["counted"], 7)          # 10 - equivalent - not compiled - not graded
+        self.assertEqual(e["score"], round(6 / 7, 4))
         md = mu.markdown(r)
         self.assertIn("| 1.1 sum_atomic |", md)
+        self.assertIn("| killed by the source check |", md)
         self.assertIn("survived: 1.1-cmp_flip-L6-1", md)
         self.assertIn("+b6", md)
         # through the command line

@@ -227,12 +227,14 @@ def step_mutation(ctx: Context, rec: dict, progress, env_info: dict) -> None:
     exercises = data.get("exercises", {})
     survived = sum(len(e["survived"]) for e in exercises.values())
     by_sanitizer = sum(e["killed_by_sanitizer"] for e in exercises.values())
+    by_check = sum(e.get("killed_by_check", 0) for e in exercises.values())
     not_graded = [s["id"] for e in exercises.values() for s in e["not_graded"]]
     wrong = [s["id"] for e in exercises.values() for s in e["equivalent_but_killed"]]
     no_compile = sum(len(e["did_not_compile"]) for e in exercises.values())
     rec["details"].update(markdown=f"{report}.md", score=data.get("score"),
                           killed=data.get("killed"), counted=data.get("counted"),
                           survived=survived, killed_only_by_sanitizer=by_sanitizer,
+                          killed_by_source_check=by_check,
                           did_not_compile=no_compile, not_graded=len(not_graded))
     for e_id, e in exercises.items():
         for s_ in e["survived"]:
@@ -244,7 +246,9 @@ def step_mutation(ctx: Context, rec: dict, progress, env_info: dict) -> None:
     score = data.get("score")
     rec["summary"] = (f"mutation score {'n/a' if score is None else f'{100 * score:.1f} %'} "
                       f"({data.get('killed')} of {data.get('counted')} killed, {by_sanitizer} only "
-                      f"by the sanitizer; {survived} survived"
+                      f"by the sanitizer"
+                      + (f", {by_check} by the source check" if by_check else "")
+                      + f"; {survived} survived"
                       + (f", {no_compile} did not compile" if no_compile else "") + ")"
                       + ctx.scope_note())
     rec["status"] = "passed" if not not_graded and not wrong and data.get("counted") else "failed"
