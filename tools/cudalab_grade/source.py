@@ -443,9 +443,10 @@ def _warp_mask_finding(ex, c: Contract, use, raw, pre, shown: str) -> Finding:
             f"{use.name} = {value}" if use.name and use.name != written else f"= {value}"
         message = (f"warp mask: {call} ({where}) is a constant mask ({named}) that leaves out "
                    f"{warpmask.missing(use.value)}: every lane that calls a warp collective must be in "
-                   "its mask, and in the course's exercises the whole warp calls each collective that has "
-                   f"a constant mask (undefined behaviour that today's GPUs happen to run, so no test "
-                   f"fails it); {instead}")
+                   "its mask (if a lane outside it calls, the behaviour is undefined, which today's GPUs "
+                   "happen to run, so no test fails it), and a constant cannot follow which lanes reach "
+                   "the call, so the course refuses a constant partial mask (grading guide, \"Warp "
+                   f"masks\"), even where only those lanes call it; {instead}")
         detail = (f"{shown}:{use.line}: {call}{via}: the mask names {warpmask.lanes(use.value)} and "
                   f"leaves out {warpmask.missing(use.value)}")
     return Finding("warp-mask", use.intrinsic, use.line, message, [detail, guide])
