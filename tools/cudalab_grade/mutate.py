@@ -296,21 +296,47 @@ def partial_markdown(result: dict) -> str:
 
 def compile_command(root: Path, ex: Exercise, build_dir: Path | None) -> list[str]:
     """nvcc's arguments for the exercise's solution file, as CMake compiles it (no -Werror:
-    student code never gets it). From <build>/compile_commands.json when there is one."""
-    src = (root / ex.source("solution")).resolve()
+    student code never gets it). From <build>/compile_commands.json when there is one; one
+    written for another checkout of the course (a worktree's main tree) serves too: its entry
+    for the same file, with that checkout's folder replaced by this one's."""
+    rel = ex.source("solution")
+    src = (root / rel).resolve()
     for b in [build_dir] if build_dir else [root / "build" / "ci", root / "build"]:
         cc = b / "compile_commands.json" if b else None
         if cc and cc.is_file():
-            for e in json.loads(cc.read_text()):
-                if Path(e["file"]).resolve() == src:
-                    args = e.get("arguments") or shlex.split(e["command"])
+            entries = json.loads(cc.read_text())
+            for e in entries:
+                if _entry_file(e).resolve() == src:
+                    return _clean(_entry_args(e), str(src))
+            for e in entries:
+                other = _entry_file(e).as_posix()
+                if other.endswith("/" + rel):
+                    args = _moved(_entry_args(e), other[:-len(rel) - 1], str(root.resolve()))
                     return _clean(args, str(src))
     nvcc = os.environ.get("CUDACXX") or "/usr/local/cuda/bin/nvcc"
     ch = root / "chapters"
-    return [nvcc, "-I", str(ch / ex.chapter_dir / "include"), "-I",
-            str(ch / ex.chapter_dir / "reference"), "-I", str(ch / "common" / "include"),
+    # the exercise's chapter first, then every other one: a chapter uses an earlier one's
+    # headers (chapter 7 includes chapter 3's cudalab/stack.cuh)
+    others = [d for d in sorted(ch.glob("*/include")) if d.parent.name != ex.chapter_dir]
+    includes = [ch / ex.chapter_dir / "include", ch / ex.chapter_dir / "reference"] + others
+    return [nvcc, *(a for d in includes for a in ("-I", str(d))),
             "-O3", "-DNDEBUG", "-std=c++17", "-arch=sm_90", "-Xcompiler=-Wall,-Wextra",
             "-x", "cu", "-c", "@SRC@", "-o", "@OUT@"]
+
+
+def _entry_file(e: dict) -> Path:
+    return Path(e.get("directory", "")) / e["file"]
+
+
+def _entry_args(e: dict) -> list[str]:
+    return e.get("arguments") or shlex.split(e["command"])
+
+
+def _moved(args: list[str], old: str, new: str) -> list[str]:
+    """The arguments with the folder `old` replaced by `new` where it starts a path: an
+    argument, or after -I, =, a comma or a colon."""
+    pat = re.compile(r"(?:^|(?<=-I)|(?<==)|(?<=,)|(?<=:))" + re.escape(old) + r"(?=/|$)")
+    return [pat.sub(lambda _: new, a) for a in args]
 
 
 def _clean(args: list[str], src: str) -> list[str]:

@@ -432,6 +432,35 @@ class ClassTest(unittest.TestCase):
         self.assertIn("@OUT@", cmd)
         self.assertFalse([a for a in cmd if "Werror" in a])
 
+    def test_compile_command_of_another_checkout(self):
+        # a worktree may use the main tree's build folder: the entry of the same file there,
+        # with that tree's folder replaced by this one's
+        ex = select(load_all(ROOT), ["7.2"])[0]
+        other = "/elsewhere/course"
+        build = self.tmp / "build"
+        build.mkdir()
+        (build / "compile_commands.json").write_text(json.dumps([{
+            "directory": f"{other}/build/ci", "file": f"{other}/{ex.source('solution')}",
+            "command": f"/usr/local/cuda/bin/nvcc -I{other}/chapters/07-kdtree-large-nodes/include "
+                       f"-isystem={other}/chapters/common/include -I/elsewhere/coursework/x -O3 "
+                       f"--Werror=all-warnings -lineinfo -x cu -c {other}/{ex.source('solution')} "
+                       "-o chapters/x.o"}]))
+        cmd = mu.compile_command(ROOT, ex, build)
+        here = str(ROOT.resolve())
+        self.assertEqual(cmd, ["/usr/local/cuda/bin/nvcc",
+                               f"-I{here}/chapters/07-kdtree-large-nodes/include",
+                               f"-isystem={here}/chapters/common/include",
+                               "-I/elsewhere/coursework/x", "-O3", "-lineinfo", "-x", "cu", "-c",
+                               "@SRC@", "-o", "@OUT@"])
+
+    def test_compile_command_without_a_build_has_every_chapter_s_headers(self):
+        ex = select(load_all(ROOT), ["7.2"])[0]
+        cmd = mu.compile_command(ROOT, ex, self.tmp / "no-build")
+        includes = [cmd[i + 1] for i, a in enumerate(cmd) if a == "-I"]
+        self.assertEqual(includes[0], str(ROOT / "chapters" / "07-kdtree-large-nodes" / "include"))
+        self.assertIn(str(ROOT / "chapters" / "03-device-stack" / "include"), includes)  # stack.cuh
+        self.assertIn(str(ROOT / "chapters" / "common" / "include"), includes)
+
     @unittest.skipUnless(NVCC, "no nvcc")
     def test_compile_check_on_two_mutants(self):
         ex = select(load_all(ROOT), ["1.1"])[0]
