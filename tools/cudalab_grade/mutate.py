@@ -31,6 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import mutate_tce as tce
 from . import mutation_ops as ops
 from .manifest import Exercise
 from .markers import BEGIN, END, STARTER
@@ -391,10 +392,97 @@ def compile_check(found: list[Mutant], root: Path, exercises: dict[str, Exercise
             if ok:
                 kept.append(m)
             else:
-                last = log.strip().splitlines()[-1:] or [""]
-                dropped.append(f"{m.id}: does not compile ({last[0][:160]})")
+                dropped.append(_dropped(m, log))
                 say(f"dropped {m.id}: does not compile")
     return kept, dropped
+
+
+def _dropped(m: Mutant, log: str) -> str:
+    last = log.strip().splitlines()[-1:] or [""]
+    return f"{m.id}: does not compile ({last[0][:160]})"
+
+
+def tce_check(found: list[Mutant], root: Path, exercises: dict[str, Exercise],
+              build_dir: Path | None, jobs: int, say=print
+              ) -> tuple[list[Mutant], list[str], dict[str, dict]]:
+    """--tce: --compile-check, and Trivial Compiler Equivalence (mutate_tce): every exercise's
+    solution and every mutant compiled the same way, and the mutants whose machine code (device
+    code of every architecture and host code) is the solution's taken out as equivalent.
+    Returns the mutants that compile and differ, one line for each one dropped (it does not
+    compile), and {id: record} of the equivalent ones (the record of `Mutant.record`, with
+    `why` and `ptx_same`: whether the PTX the object embeds is the same too)."""
+    commands = {e: compile_command(root, exercises[e], build_dir)
+                for e in sorted({m.exercise for m in found}, key=_id_key)}
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        base = dict(zip(commands, pool.map(
+            lambda e: _tce_solution(root, exercises[e], commands[e]), commands)))
+        for e, (code, log) in base.items():
+            if code is None:
+                say(f"TCE: the solution of {e} does not compile as the mutants are compiled, so "
+                    f"none of its mutants is compared: {log.strip().splitlines()[-1:]}")
+
+        def one(m: Mutant):
+            return m, *_tce_compare(root, exercises[m.exercise], m, commands[m.exercise],
+                                    base[m.exercise][0])
+
+        kept, dropped, same = [], [], {}
+        for m, verdict, log, ptx in pool.map(one, found):
+            if verdict is None:
+                dropped.append(_dropped(m, log))
+                say(f"dropped {m.id}: does not compile")
+            elif verdict:
+                same[m.id] = dict(m.record(), why=tce.REASON, ptx_same=ptx)
+                say(f"equivalent {m.id}: the same machine code as the solution (TCE)"
+                    + ("" if ptx else "; its PTX differs"))
+            else:
+                kept.append(m)
+    return kept, dropped, same
+
+
+def _tce_compile(root: Path, ex: Exercise, text: str, command: list[str]):
+    path = root / ex.source("solution")
+    return tce.compile_code(text, path.name, path.resolve(), command, path.parent)
+
+
+def _tce_solution(root: Path, ex: Exercise, command: list[str]):
+    return _tce_compile(root, ex, (root / ex.source("solution")).read_text(), command)
+
+
+def _tce_compare(root: Path, ex: Exercise, m: Mutant, command: list[str], solution
+                 ) -> tuple[bool | None, str, bool]:
+    """(True when the mutant's code is the solution's, False when not, None when it does not
+    compile; nvcc's last lines or what differs; whether the PTX is the same too). nvcc puts its
+    process id in the module id of some files: when that makes the two ids differ in length
+    (the same length is replaced by the same placeholder), the solution is compiled once more."""
+    code, log = _tce_compile(root, ex, m.text, command)
+    if code is None:
+        return None, log, False
+    if solution is None:
+        return False, "the solution does not compile", False
+    same, diff = code.same_as(solution)
+    if not same and len(code.module_id) != len(solution.module_id):
+        again, _ = _tce_solution(root, ex, command)
+        if again is not None and len(again.module_id) == len(code.module_id):
+            solution = again
+            same, diff = code.same_as(solution)
+    return same, diff, same and code.ptx_same_as(solution)
+
+
+def tce_verdict(m: Mutant, root: Path, ex: Exercise, build_dir: Path | None) -> tuple[bool, str]:
+    """(whether the mutant's machine code is its solution's, a line that says so or what
+    differs) for `tools/mutate --show ID --tce`."""
+    command = compile_command(root, ex, build_dir)
+    solution, log = _tce_solution(root, ex, command)
+    if solution is None:
+        return False, f"the solution does not compile: {log.strip()}"
+    same, diff, ptx = _tce_compare(root, ex, m, command, solution)
+    if same is None:
+        return False, f"the mutant does not compile: {diff.strip()}"
+    if same:
+        archs = ", ".join(sorted(solution.device))
+        return True, (f"equivalent ({tce.REASON}): the device code ({archs or 'none'}) and the "
+                      f"host code are the solution's" + ("" if ptx else "; the PTX differs"))
+    return False, f"not equivalent by TCE, the code differs: {diff}"
 
 
 # ---------------------------------------------------------------------------
@@ -477,17 +565,31 @@ def _id_key(ex_id: str) -> tuple:
 
 def score(class_out: Path, data: dict, equivalent: dict[str, dict[str, str]]) -> dict:
     """Per exercise: operators, generated, equivalent, killed (tests, sanitizer, source check),
-    survived, score."""
+    survived, score. The mutants --tce found equivalent (`tce_equivalent` of the listing, never
+    graded) count as generated and equivalent, with the manifest's reason when it lists them
+    too."""
     per: dict[str, dict] = {}
-    for mid, m in data["mutants"].items():
-        ex = m["exercise"]
-        e = per.setdefault(ex, {"slug": m["slug"], "operators": {}, "generated": 0,
-                                "equivalent": [], "killed_by_tests": 0,
-                                "killed_by_sanitizer": 0, "killed_by_check": 0, "survived": [],
-                                "did_not_compile": [], "not_graded": [], "equivalent_but_killed": []})
+
+    def entry(m: dict) -> tuple[dict, dict]:
+        e = per.setdefault(m["exercise"], {
+            "slug": m["slug"], "operators": {}, "generated": 0, "equivalent": [],
+            "equivalent_tce": 0, "killed_by_tests": 0, "killed_by_sanitizer": 0,
+            "killed_by_check": 0, "survived": [], "did_not_compile": [], "not_graded": [],
+            "equivalent_but_killed": []})
         e["generated"] += 1
         op = e["operators"].setdefault(m["operator"], {"generated": 0, "killed": 0})
         op["generated"] += 1
+        return e, op
+
+    for mid, m in data.get("tce_equivalent", {}).items():
+        e, _ = entry(m)
+        listed = equivalent.get(m["exercise"], {}).get(mid)
+        e["equivalent"].append({"id": mid, "why": listed if listed is not None else m["why"],
+                                "tce": True, "what": m.get("what", "")})
+        e["equivalent_tce"] += 1
+    for mid, m in data["mutants"].items():
+        ex = m["exercise"]
+        e, op = entry(m)
         status, reason = _status(class_out, mid, ex)
         why = equivalent.get(ex, {}).get(mid)
         killed = status in KILLED_BY_TESTS or status in KILLED_BY_SANITIZER or status in KILLED_BY_CHECK
@@ -534,7 +636,9 @@ def markdown(result: dict) -> str:
     out = ["# Mutation score", "",
            "Each mutant is an exercise's solution with one student mistake (`tools/mutate`). "
            "Score = killed / (generated - equivalent); mutants that did not compile or were not "
-           "graded are left out of it and listed.", "",
+           "graded are left out of it and listed. An equivalent mutant is listed in the manifest "
+           "with its reason, or was found by `--tce`: its compiled code is the solution's "
+           "(same machine code: TCE), so it was not graded.", "",
            f"All exercises: {_pct(result['score'])} ({result['killed']} of {result['counted']})",
            "", "| exercise | operators | generated | equivalent | killed by tests | "
            "killed only by the sanitizer | killed by the source check | survived | score |",
@@ -542,7 +646,9 @@ def markdown(result: dict) -> str:
     for ex, e in result["exercises"].items():
         operators = ", ".join(f"{k} {v['killed']}/{v['generated']}"
                               for k, v in sorted(e["operators"].items()))
-        out.append(f"| {ex} {e['slug']} | {operators} | {e['generated']} | {len(e['equivalent'])} "
+        tce_note = f" ({e['equivalent_tce']} TCE)" if e.get("equivalent_tce") else ""
+        out.append(f"| {ex} {e['slug']} | {operators} | {e['generated']} | {len(e['equivalent'])}"
+                   f"{tce_note} "
                    f"| {e['killed_by_tests']} | {e['killed_by_sanitizer']} | {e['killed_by_check']} "
                    f"| {len(e['survived'])} "
                    f"| {_pct(e['score'])} |")
@@ -559,7 +665,12 @@ def markdown(result: dict) -> str:
         for s in e["not_graded"]:
             notes.append(f"- {s['id']} not graded: {s['status']} {s['reason']}".rstrip())
         for s in e["equivalent"]:
-            notes.append(f"- equivalent: {s['id']}: {s['why']}")
+            if s.get("tce") and s["why"] == tce.REASON:
+                notes.append(f"- equivalent ({tce.REASON}): {s['id']} ({s['what']})")
+            elif s.get("tce"):
+                notes.append(f"- equivalent ({tce.REASON}): {s['id']}: {s['why']}")
+            else:
+                notes.append(f"- equivalent: {s['id']}: {s['why']}")
         if notes:
             out += ["", f"## {ex} {e['slug']}", ""] + notes
     return "\n".join(out).rstrip() + "\n"
