@@ -17,7 +17,7 @@ from .mutate import _id_key, _pct
 
 
 def _rescore(e: dict) -> None:
-    killed = e["killed_by_tests"] + e["killed_by_sanitizer"]
+    killed = e["killed_by_tests"] + e["killed_by_sanitizer"] + e.get("killed_by_check", 0)
     counted = (e["generated"] - len(e["equivalent"]) - len(e["did_not_compile"])
                - len(e["not_graded"]))
     e["killed"], e["counted"] = killed, counted

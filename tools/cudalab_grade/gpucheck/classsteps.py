@@ -200,6 +200,9 @@ def step_mutation(ctx: Context, rec: dict, progress, env_info: dict) -> None:
         argv += ["--max-per-exercise", str(ctx.max_per_exercise)]
     if ctx.mutation_operators:
         argv += ["--operators", ctx.mutation_operators]
+    # Trivial Compiler Equivalence: a mutant compiled to the solution's own code is equivalent
+    # and costs no GPU time (its compile uses the GPU build's compile_commands.json).
+    argv += ["--tce", "--jobs", str(ctx.jobs), "--build-dir", str(ctx.build_dir)]
     rc, out, _ = ctx.run(argv, logs / "write.log")
     listing = work / "class.mutants.json"
     if rc != 0 or not listing.exists():
