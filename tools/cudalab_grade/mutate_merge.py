@@ -32,6 +32,9 @@ def merge(parts: list[dict], equivalent: dict[str, dict[str, str]]) -> dict:
     for part in parts:
         for ex, e in part.get("exercises", {}).items():
             per[ex] = copy.deepcopy(e)
+            # a report written before a column existed has none of it
+            per[ex].setdefault("killed_by_check", 0)
+            per[ex].setdefault("equivalent_tce", 0)
             commits[ex] = str(part.get("commit") or "")
     for ex, e in per.items():
         listed = equivalent.get(ex, {})
