@@ -22,6 +22,7 @@
 #include "cudalab/error.cuh"
 #include "cudalab/generators.hpp"
 #include "cudalab/reduce.cuh"
+#include "cudalab/test/device_memory.cuh"
 #include "cudalab/test/harness.hpp"
 #include "reduce_reference.hpp"
 
@@ -183,13 +184,6 @@ constexpr std::size_t kAbove2To31 = k2To31 + (std::size_t{1} << 20) + 3;
 /// Added to every element from index 2^31 on: skipping those elements, or
 /// reading others in their place, changes the sum by about 1000 each.
 constexpr int kHighMark = 1000;
-/// Device memory left free beyond the input: at least 1 GiB (the runner's CUDA
-/// context, which may start at the test's first call, and the output), and an
-/// eighth of the device's memory for the programs that share the GPU
-/// (tools/grade --parallel, tools/grade-class --per-gpu).
-inline std::size_t memory_margin(std::size_t device_bytes) {
-  return std::max(std::size_t{1} << 30, device_bytes / 8);
-}
 
 /// The LargeIndex input: in[i] = 1 + i % 7, plus kHighMark from index 2^31 on.
 /// Every element is positive, so a lost element lowers the sum and an element
@@ -225,24 +219,7 @@ __global__ void fill_large_index(int* in, std::size_t n) {
     in[i] = large_index_value(i);
 }
 
-/// Device memory a test may still allocate: cudaMemGetInfo's free bytes and,
-/// under CUDALAB_DEVICE_PROFILE, no more than the profile's memory
-/// (cudalab::device_limits().global_bytes, the device's own without a
-/// profile) less what is already in use.
-inline std::size_t usable_device_bytes(const ::cudalab::DeviceLimits& limits) {
-  std::size_t free_bytes = 0, total = 0;
-  CUDALAB_CHECK(cudaMemGetInfo(&free_bytes, &total));
-  const std::size_t used = total - std::min(free_bytes, total);
-  return std::min(free_bytes, limits.global_bytes > used ? limits.global_bytes - used : std::size_t{0});
-}
 
-/// `bytes` in GiB with one decimal, for messages.
-inline std::string gib(std::size_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f GiB",
-                static_cast<double>(bytes) / static_cast<double>(std::size_t{1} << 30));
-  return text;
-}
 
 /// What a wrong LargeIndex sum says about the index arithmetic.
 inline std::string large_index_diagnosis(std::size_t n, long long expected, long long actual) {
@@ -291,8 +268,8 @@ inline void int32_large_index(const char* exercise, IntSum fn, std::size_t n) {
   const std::size_t bytes = n * sizeof(int);
   const ::cudalab::DeviceLimits limits = ::cudalab::device_limits();
   const std::string profile = limits.profile;
-  const std::size_t usable = usable_device_bytes(limits);
   const std::size_t margin = memory_margin(limits.global_bytes);
+  const std::size_t usable = wait_for_device_bytes(bytes + margin, limits);
   if (bytes + margin > usable) {
     GTEST_SKIP() << "n = " << n << " int elements need " << gib(bytes) << " of device memory and "
                  << gib(margin) << " to spare; " << gib(usable) << " are free"

@@ -27,6 +27,7 @@
 #include "cudalab/error.cuh"
 #include "cudalab/filter.cuh"
 #include "cudalab/generators.hpp"
+#include "cudalab/test/device_memory.cuh"
 #include "cudalab/test/harness.hpp"
 #include "filter_reference.hpp"
 
@@ -683,27 +684,6 @@ __global__ void check_large_index(const int* out, std::size_t selected, std::siz
   atomicXor(&f->sums.xor_all, xor_all);
 }
 
-/// Device memory a test may still allocate: cudaMemGetInfo's free bytes and,
-/// under CUDALAB_DEVICE_PROFILE, no more than the profile's memory
-/// (cudalab::device_limits().global_bytes) less what is already in use.
-inline std::size_t usable_device_bytes(const ::cudalab::DeviceLimits& limits) {
-  std::size_t free_bytes = 0, total = 0;
-  CUDALAB_CHECK(cudaMemGetInfo(&free_bytes, &total));
-  const std::size_t used = total - std::min(free_bytes, total);
-  return std::min(free_bytes, limits.global_bytes > used ? limits.global_bytes - used : std::size_t{0});
-}
-/// Device memory left free beyond the test's: at least 1 GiB (the runner's
-/// CUDA context, 4.6's tile states) and an eighth of the device's memory for
-/// the programs that share the GPU (tools/grade --parallel).
-inline std::size_t memory_margin(std::size_t device_bytes) {
-  return std::max(std::size_t{1} << 30, device_bytes / 8);
-}
-/// `bytes` in GiB with one decimal, for messages.
-inline std::string gib(std::size_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / static_cast<double>(std::size_t{1} << 30));
-  return text;
-}
 
 /// What a wrong LargeIndex count says about the index arithmetic.
 inline std::string large_count_diagnosis(std::size_t n, unsigned long long expected, unsigned long long actual) {
@@ -738,8 +718,8 @@ inline void int32_large_index(const Spec& spec, std::size_t n) {
   const std::size_t bytes = (n + capacity + kGuard) * sizeof(int);
   const ::cudalab::DeviceLimits limits = ::cudalab::device_limits();
   const std::string profile = limits.profile;
-  const std::size_t usable = usable_device_bytes(limits);
   const std::size_t margin = memory_margin(limits.global_bytes);
+  const std::size_t usable = wait_for_device_bytes(bytes + margin, limits);
   if (bytes + margin > usable) {
     GTEST_SKIP() << "n = " << n << " int elements in and out need " << gib(bytes) << " of device memory and "
                  << gib(margin) << " to spare; " << gib(usable) << " are free"
