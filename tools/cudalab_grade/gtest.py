@@ -51,6 +51,32 @@ def parse_report(path: Path) -> Report | None:
     return rep
 
 
+_SKIP_WHERE = re.compile(r"^\S+:\d+: Skipped$")
+
+
+def skip_reasons(output: str, most: int = 3, width: int = 300) -> list[str]:
+    """'Suite.Test: why' for the first `most` tests the output shows as skipped, from the text
+    gtest prints between a test's RUN and SKIPPED lines (its GTEST_SKIP message; gtest's JSON
+    report has none before 1.13), each at most `width` characters. One pass over the lines."""
+    out: list[str] = []
+    name, lines = None, []
+    for line in output.splitlines():
+        if line.startswith("[ RUN      ] "):
+            name, lines = line[13:].strip(), []
+        elif name is not None and line.startswith("[  SKIPPED ] ") and line[13:].split(" ")[0] == name:
+            why = " ".join(x.strip() for x in lines if x.strip() and not _SKIP_WHERE.match(x.strip()))
+            why = why if len(why) <= width else why[:width - 3] + "..."
+            out.append(f"{name}: {why}" if why else name)
+            name = None
+            if len(out) == most:
+                break
+        elif name is not None and line.startswith("[ "):
+            name = None  # the test ended otherwise (OK, FAILED)
+        elif name is not None and len(lines) < 20:
+            lines.append(line)
+    return out
+
+
 def skipped_for_no_device(rep: Report, output: str) -> bool:
     """True when the tests that did not pass were skipped (or failed) only for lack of a GPU."""
     if NO_DEVICE not in output:

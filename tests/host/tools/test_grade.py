@@ -504,6 +504,20 @@ class CheckerRunnerTest(GradeTestCase):
                       data["tests"][1]["output"])
         self.assertEqual(data["score"], 6)
 
+    def test_a_skipped_test_says_why(self):
+        self.tree.passing("alpha")
+        fake_test(self.tree.bin / "alpha_test_starter",
+                  gtest_json([("Alpha", "T", "COMPLETED", []), ("Alpha", "Big", "SKIPPED", [])]),
+                  stdout="[ RUN      ] Alpha.T\n[       OK ] Alpha.T (0 ms)\n[ RUN      ] Alpha.Big\n"
+                         "big_test.cu:12: Skipped\nneeds 8.0 GiB of device memory; 5.1 GiB are free\n"
+                         "[  SKIPPED ] Alpha.Big (0 ms)\n")
+        code, data, _ = self.tree.grade_json("--no-build", "1.1")
+        alpha = self.exercise(data, "1.1")
+        self.assertEqual(alpha["status"], "passed")
+        self.assertIn("(1 skipped)", alpha["reason"])
+        self.assertIn("skipped: Alpha.Big: needs 8.0 GiB of device memory; 5.1 GiB are free",
+                      data["tests"][0]["output"])
+
     def test_checker_gets_the_runner_and_a_log(self):
         self.tree.passing("alpha")
         fake_test(self.tree.bin / "alpha_test_solution", gtest_json([("Alpha", "T", "COMPLETED", [])]))
@@ -1275,6 +1289,15 @@ class HelperTest(unittest.TestCase):
         self.assertEqual(bench.perf_points(5, 0.5, 0.95), 2.6)
         self.assertIsNone(bench.real_time_ns([{"name": "a", "error_occurred": True,
                                                "error_message": "x"}], "a")[0])
+
+    def test_skip_reasons(self):
+        out = ("[ RUN      ] A.B\n[       OK ] A.B (0 ms)\n[ RUN      ] A.C\nf.cu:3: Skipped\nno room\n"
+               "[  SKIPPED ] A.C (0 ms)\n[ RUN      ] A.D\n[  SKIPPED ] A.D (0 ms)\n"
+               "[ RUN      ] A.E\nprinted\n[  FAILED  ] A.E (1 ms)\n[  SKIPPED ] A.E\n")
+        self.assertEqual(gtest.skip_reasons(out), ["A.C: no room", "A.D"])
+        self.assertEqual(gtest.skip_reasons(out, most=1), ["A.C: no room"])
+        self.assertEqual(gtest.skip_reasons("[ RUN      ] A.F\n" + "x" * 500 + "\n[  SKIPPED ] A.F\n",
+                                            width=20), ["A.F: " + "x" * 17 + "..."])
 
     def test_running_test(self):
         out = "[ RUN      ] A.B\n[       OK ] A.B (0 ms)\n[ RUN      ] A.C\n"
