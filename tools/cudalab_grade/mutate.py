@@ -563,6 +563,16 @@ def _id_key(ex_id: str) -> tuple:
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"[.]", ex_id))
 
 
+def rescore(e: dict) -> None:
+    """An exercise's killed, counted (generated less equivalent, not compiled, not graded) and
+    score, from its lists and kill counts (a report without the source-check column has none)."""
+    killed = e["killed_by_tests"] + e["killed_by_sanitizer"] + e.get("killed_by_check", 0)
+    counted = (e["generated"] - len(e["equivalent"]) - len(e["did_not_compile"])
+               - len(e["not_graded"]))
+    e["killed"], e["counted"] = killed, counted
+    e["score"] = round(killed / counted, 4) if counted > 0 else None
+
+
 def score(class_out: Path, data: dict, equivalent: dict[str, dict[str, str]]) -> dict:
     """Per exercise: operators, generated, equivalent, killed (tests, sanitizer, source check),
     survived, score. The mutants --tce found equivalent (`tce_equivalent` of the listing, never
@@ -614,12 +624,7 @@ def score(class_out: Path, data: dict, equivalent: dict[str, dict[str, str]]) ->
         if killed:
             op["killed"] += 1
     for e in per.values():
-        killed = e["killed_by_tests"] + e["killed_by_sanitizer"] + e["killed_by_check"]
-        counted = (e["generated"] - len(e["equivalent"]) - len(e["did_not_compile"])
-                   - len(e["not_graded"]))
-        e["killed"] = killed
-        e["counted"] = counted
-        e["score"] = round(killed / counted, 4) if counted > 0 else None
+        rescore(e)
     exercises = dict(sorted(per.items(), key=lambda kv: _id_key(kv[0])))
     killed = sum(e["killed"] for e in per.values())
     counted = sum(e["counted"] for e in per.values())

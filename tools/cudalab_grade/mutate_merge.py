@@ -13,15 +13,7 @@ from __future__ import annotations
 
 import copy
 
-from .mutate import _id_key, _pct
-
-
-def _rescore(e: dict) -> None:
-    killed = e["killed_by_tests"] + e["killed_by_sanitizer"] + e.get("killed_by_check", 0)
-    counted = (e["generated"] - len(e["equivalent"]) - len(e["did_not_compile"])
-               - len(e["not_graded"]))
-    e["killed"], e["counted"] = killed, counted
-    e["score"] = round(killed / counted, 4) if counted > 0 else None
+from .mutate import _id_key, _pct, rescore
 
 
 def merge(parts: list[dict], equivalent: dict[str, dict[str, str]]) -> dict:
@@ -48,7 +40,7 @@ def merge(parts: list[dict], equivalent: dict[str, dict[str, str]]) -> dict:
                 still.append(s)
         e["survived"] = still
         e["commit"] = commits[ex]
-        _rescore(e)
+        rescore(e)
     exercises = dict(sorted(per.items(), key=lambda kv: _id_key(kv[0])))
     chapters: dict[str, dict] = {}
     for ex, e in exercises.items():
