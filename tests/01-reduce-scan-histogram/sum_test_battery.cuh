@@ -266,15 +266,7 @@ inline std::string large_index_diagnosis(std::size_t n, long long expected, long
 inline void int32_large_index(const char* exercise, IntSum fn, std::size_t n) {
   CUDALAB_SKIP_IF_ABOVE_MAX_N(n);
   const std::size_t bytes = n * sizeof(int);
-  const ::cudalab::DeviceLimits limits = ::cudalab::device_limits();
-  const std::string profile = limits.profile;
-  const std::size_t margin = memory_margin(limits.global_bytes);
-  const std::size_t usable = wait_for_device_bytes(bytes + margin, limits);
-  if (bytes + margin > usable) {
-    GTEST_SKIP() << "n = " << n << " int elements need " << gib(bytes) << " of device memory and "
-                 << gib(margin) << " to spare; " << gib(usable) << " are free"
-                 << (profile.empty() ? std::string() : " under CUDALAB_DEVICE_PROFILE=" + profile);
-  }
+  if (const std::string why = device_memory_shortfall(bytes, "n = " + std::to_string(n) + " int elements"); !why.empty()) GTEST_SKIP() << why;
   std::optional<DeviceBuffer<int>> in;
   try {
     in.emplace(n);

@@ -716,15 +716,7 @@ inline void int32_large_index(const Spec& spec, std::size_t n) {
   CUDALAB_SKIP_IF_ABOVE_MAX_N(n);
   const std::size_t capacity = n;
   const std::size_t bytes = (n + capacity + kGuard) * sizeof(int);
-  const ::cudalab::DeviceLimits limits = ::cudalab::device_limits();
-  const std::string profile = limits.profile;
-  const std::size_t margin = memory_margin(limits.global_bytes);
-  const std::size_t usable = wait_for_device_bytes(bytes + margin, limits);
-  if (bytes + margin > usable) {
-    GTEST_SKIP() << "n = " << n << " int elements in and out need " << gib(bytes) << " of device memory and "
-                 << gib(margin) << " to spare; " << gib(usable) << " are free"
-                 << (profile.empty() ? std::string() : " under CUDALAB_DEVICE_PROFILE=" + profile);
-  }
+  if (const std::string why = device_memory_shortfall(bytes, "n = " + std::to_string(n) + " int elements in and out"); !why.empty()) GTEST_SKIP() << why;
   std::optional<DeviceBuffer<int>> in, out;
   try {
     in.emplace(n);

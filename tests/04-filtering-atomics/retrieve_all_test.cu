@@ -335,15 +335,7 @@ TEST_F(FilterRetrieveAllLargeIndex, SlotsAbove2To31) {
   }
   const std::size_t live_below = (k2To31 + kLiveStride - 1) / kLiveStride;  // live slots i < 2^31
   const std::size_t bytes = n * sizeof(Slot) + 2 * (live + kGuard) * sizeof(long long);
-  const ::cudalab::DeviceLimits limits = ::cudalab::device_limits();
-  const std::string profile = limits.profile;
-  const std::size_t margin = memory_margin(limits.global_bytes);
-  const std::size_t usable = wait_for_device_bytes(bytes + margin, limits);
-  if (bytes + margin > usable) {
-    GTEST_SKIP() << n << " slots of 16 bytes and the output need " << gib(bytes) << " of device memory and "
-                 << gib(margin) << " to spare; " << gib(usable) << " are free"
-                 << (profile.empty() ? std::string() : " under CUDALAB_DEVICE_PROFILE=" + profile);
-  }
+  if (const std::string why = device_memory_shortfall(bytes, std::to_string(n) + " slots of 16 bytes and the output"); !why.empty()) GTEST_SKIP() << why;
   std::optional<DeviceBuffer<Slot>> slots;
   try {
     slots.emplace(n);

@@ -73,4 +73,19 @@ inline std::string gib(std::size_t bytes) {
   return text;
 }
 
+/// @brief Why a test that allocates `bytes` of device memory cannot run
+/// here, or "" when it can (after wait_for_device_bytes): the bytes, the
+/// margin, what is free, and the device profile if one is set; `what` names
+/// the data ("n = 5 int elements"). For GTEST_SKIP in the test's own body.
+/// @throws cudalab::CudaError when a CUDA query fails
+inline std::string device_memory_shortfall(std::size_t bytes, const std::string& what) {
+  const ::cudalab::DeviceLimits limits = ::cudalab::device_limits();
+  const std::size_t margin = memory_margin(limits.global_bytes);
+  const std::size_t usable = wait_for_device_bytes(bytes + margin, limits);
+  if (bytes + margin <= usable) return {};
+  const std::string profile = limits.profile;
+  return what + " need " + gib(bytes) + " of device memory and " + gib(margin) + " to spare; " + gib(usable) +
+         " are free" + (profile.empty() ? std::string() : " under CUDALAB_DEVICE_PROFILE=" + profile);
+}
+
 }  // namespace cudalab::test
