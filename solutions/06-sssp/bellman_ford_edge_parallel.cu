@@ -42,11 +42,7 @@ __global__ void relax_kernel(const vertex_t* __restrict__ tails, const vertex_t*
     // lowered it raised the flag, so another sweep follows.
     const signed_dist_t du = dist[tails[e]];
     if (du == kSignedInfinity) continue;
-    signed_dist_t nd = du + weights[e];  // du >= kNegativeFloor, |w| < 2^31: no overflow
-    if (nd < kNegativeFloor) {
-      nd = kNegativeFloor;
-      flags[1] = 1;
-    }
+    const signed_dist_t nd = detail::clamped_sum(du, weights[e], flags + 1);
     const vertex_t v = heads[e];
     // The plain read filters most edges without an atomic; atomicMin
     // returns the old value, so exactly the threads that lowered it know.
@@ -54,8 +50,9 @@ __global__ void relax_kernel(const vertex_t* __restrict__ tails, const vertex_t*
       flags[0] = 1;
     // STARTER:
     // // TODO(6.2): relax edge e = tails[e] -> heads[e]: skip it when
-    // // dist[tail] is kSignedInfinity; else nd = dist[tail] + weights[e]
-    // // (clamped to kNegativeFloor, raising flags[1]), and lower
+    // // dist[tail] is kSignedInfinity; else nd = detail::clamped_sum(
+    // // dist[tail], weights[e], flags + 1) (the given sum, clamped at
+    // // kNegativeFloor), and lower
     // // dist[head] to nd with atomicMin, raising flags[0] when it fell.
     // END SOLUTION
   }

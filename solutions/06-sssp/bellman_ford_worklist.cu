@@ -39,11 +39,7 @@ __global__ void round_kernel(CsrView g, const vertex_t* __restrict__ frontier, u
     const signed_dist_t du = dist[u];
     // BEGIN SOLUTION
     for (graph::offset_t e = g.row_offsets[u]; e < g.row_offsets[u + 1]; ++e) {
-      signed_dist_t nd = du + g.weights[e];
-      if (nd < kNegativeFloor) {
-        nd = kNegativeFloor;
-        flags[0] = 1;
-      }
+      const signed_dist_t nd = detail::clamped_sum(du, g.weights[e], flags);
       const vertex_t v = g.col_indices[e];
       if (nd < dist[v] && atomicMin(reinterpret_cast<long long*>(dist + v), static_cast<long long>(nd)) > nd) {
         // Whoever lowers v first in this round claims its place in `next`.
@@ -51,9 +47,10 @@ __global__ void round_kernel(CsrView g, const vertex_t* __restrict__ frontier, u
       }
     }
     // STARTER:
-    // // TODO(6.3): for each out-edge u -> v: nd = du + w (clamped to
-    // // kNegativeFloor, raising flags[0]); when atomicMin lowers dist[v] to
-    // // nd, push v to next (slot atomicAdd(next_count, 1u)) unless
+    // // TODO(6.3): for each out-edge u -> v: nd = detail::clamped_sum(du,
+    // // w, flags) (the given sum, clamped at kNegativeFloor); when
+    // // atomicMin lowers dist[v] to nd, push v to next (slot
+    // // atomicAdd(next_count, 1u)) unless
     // // atomicExch(stamp + v, tag) shows it is already there.
     // END SOLUTION
   }

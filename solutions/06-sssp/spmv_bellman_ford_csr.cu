@@ -25,17 +25,13 @@ __global__ void spmv_kernel(CsrView t, const signed_dist_t* __restrict__ x, sign
     for (graph::offset_t e = t.row_offsets[v]; e < t.row_offsets[v + 1]; ++e) {
       const signed_dist_t xu = x[t.col_indices[e]];
       if (xu == kSignedInfinity) continue;
-      signed_dist_t nd = xu + t.weights[e];
-      if (nd < kNegativeFloor) {
-        nd = kNegativeFloor;
-        flags[1] = 1;
-      }
+      const signed_dist_t nd = detail::clamped_sum(xu, t.weights[e], flags + 1);
       best = nd < best ? nd : best;
     }
     // STARTER:
     // // TODO(6.5): best = min(best, x[u] + w) over the row's entries
     // // (u = t.col_indices[e], w = t.weights[e]), skipping x[u] ==
-    // // kSignedInfinity and clamping sums below kNegativeFloor (flags[1] = 1).
+    // // kSignedInfinity; the sum is detail::clamped_sum(x[u], w, flags + 1).
     // END SOLUTION
     y[v] = best;
     if (best != old) flags[0] = 1;

@@ -29,18 +29,14 @@ __global__ void spmv_kernel(EllView t, const signed_dist_t* __restrict__ x, sign
       if (u == graph::Ell::kPadding) break;
       const signed_dist_t xu = x[u];
       if (xu == kSignedInfinity) continue;
-      signed_dist_t nd = xu + t.weights[k * n + v];
-      if (nd < kNegativeFloor) {
-        nd = kNegativeFloor;
-        flags[1] = 1;
-      }
+      const signed_dist_t nd = detail::clamped_sum(xu, t.weights[k * n + v], flags + 1);
       best = nd < best ? nd : best;
     }
     // STARTER:
     // // TODO(6.6): best = min(best, x[u] + w) over the row's entries k =
     // // 0 .. t.width - 1, at index k * n + v of t.col_indices and t.weights
     // // (stop at a graph::Ell::kPadding entry), skipping x[u] ==
-    // // kSignedInfinity and clamping sums below kNegativeFloor (flags[1] = 1).
+    // // kSignedInfinity; the sum is detail::clamped_sum(x[u], w, flags + 1).
     // END SOLUTION
     y[v] = best;
     if (best != old) flags[0] = 1;

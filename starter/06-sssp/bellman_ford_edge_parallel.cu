@@ -38,8 +38,9 @@ __global__ void relax_kernel(const vertex_t* __restrict__ tails, const vertex_t*
   for (std::size_t e = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; e < m;
        e += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     // TODO(6.2): relax edge e = tails[e] -> heads[e]: skip it when
-    // dist[tail] is kSignedInfinity; else nd = dist[tail] + weights[e]
-    // (clamped to kNegativeFloor, raising flags[1]), and lower
+    // dist[tail] is kSignedInfinity; else nd = detail::clamped_sum(
+    // dist[tail], weights[e], flags + 1) (the given sum, clamped at
+    // kNegativeFloor), and lower
     // dist[head] to nd with atomicMin, raising flags[0] when it fell.
   }
 }

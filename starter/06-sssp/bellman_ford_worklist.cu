@@ -37,9 +37,10 @@ __global__ void round_kernel(CsrView g, const vertex_t* __restrict__ frontier, u
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
     const vertex_t u = frontier[i];
     const signed_dist_t du = dist[u];
-    // TODO(6.3): for each out-edge u -> v: nd = du + w (clamped to
-    // kNegativeFloor, raising flags[0]); when atomicMin lowers dist[v] to
-    // nd, push v to next (slot atomicAdd(next_count, 1u)) unless
+    // TODO(6.3): for each out-edge u -> v: nd = detail::clamped_sum(du,
+    // w, flags) (the given sum, clamped at kNegativeFloor); when
+    // atomicMin lowers dist[v] to nd, push v to next (slot
+    // atomicAdd(next_count, 1u)) unless
     // atomicExch(stamp + v, tag) shows it is already there.
   }
 }

@@ -23,7 +23,7 @@ __global__ void spmv_kernel(CsrView t, const signed_dist_t* __restrict__ x, sign
     signed_dist_t best = old;
     // TODO(6.5): best = min(best, x[u] + w) over the row's entries
     // (u = t.col_indices[e], w = t.weights[e]), skipping x[u] ==
-    // kSignedInfinity and clamping sums below kNegativeFloor (flags[1] = 1).
+    // kSignedInfinity; the sum is detail::clamped_sum(x[u], w, flags + 1).
     y[v] = best;
     if (best != old) flags[0] = 1;
   }

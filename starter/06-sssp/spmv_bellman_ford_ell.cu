@@ -25,7 +25,7 @@ __global__ void spmv_kernel(EllView t, const signed_dist_t* __restrict__ x, sign
     // TODO(6.6): best = min(best, x[u] + w) over the row's entries k =
     // 0 .. t.width - 1, at index k * n + v of t.col_indices and t.weights
     // (stop at a graph::Ell::kPadding entry), skipping x[u] ==
-    // kSignedInfinity and clamping sums below kNegativeFloor (flags[1] = 1).
+    // kSignedInfinity; the sum is detail::clamped_sum(x[u], w, flags + 1).
     y[v] = best;
     if (best != old) flags[0] = 1;
   }

@@ -273,6 +273,27 @@ inline unsigned grid_for(std::size_t count, int block) {
   return static_cast<unsigned>(std::max<std::size_t>(1, std::min(wave, (count + block - 1) / block)));
 }
 
+/// @brief The sum of a relaxation of the Bellman-Ford exercises (6.2, 6.3,
+///        6.5, 6.6), clamped at kNegativeFloor: given code, called where an
+///        edge u -> v of weight w is relaxed.
+/// @param du       dist[u], finite (not kSignedInfinity) and at least kNegativeFloor
+/// @param w        the edge's weight, any 32-bit value
+/// @param clamped  device pointer to a flag: set to 1 when the sum was clamped
+/// @return du + w, or kNegativeFloor where du + w is below it.
+///
+/// With |w| < 2^31 and du >= kNegativeFloor = -2^62 the sum cannot overflow,
+/// and a clamped sum proves a negative cycle: only a walk of more than
+/// 2^31 edges (n rounds of relaxations chained within rounds) gets below
+/// the floor, since a simple path has fewer than 2^31 edges. The clamp is
+/// given rather than written by the student because no test of a size a
+/// GPU can hold reaches the floor, so no test could grade it. Work O(1).
+__device__ __forceinline__ signed_dist_t clamped_sum(signed_dist_t du, weight_t w, int* clamped) {
+  const signed_dist_t sum = du + w;
+  if (sum >= kNegativeFloor) return sum;
+  *clamped = 1;
+  return kNegativeFloor;
+}
+
 /// dist[v] = `zero` at the source, `infinity` elsewhere.
 template <class D>
 __global__ void init_distances_kernel(D* dist, std::size_t n, vertex_t source, D zero, D infinity) {
