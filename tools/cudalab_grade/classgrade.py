@@ -47,6 +47,7 @@ class ClassOptions:
     perf: bool = False
     sanitize: tuple[str, ...] = ()
     quick_sanitize: bool = False      # the default quick sanitizer pass (grading.QUICK_TOOLS)
+    fail_fast: bool = False           # each test program stops at its first failure (--fail-fast)
     sandbox: bool = True              # every runner sandboxed (sandbox.py); False: --no-sandbox
     sandbox_kind: str | None = None   # found by run_class
     timeout: float = 300.0            # per test program
@@ -221,7 +222,7 @@ def _prepare_inner(co: ClassOptions, sb: classbuild.SharedBuild, b: Built) -> No
     build_dir = copy_root / "build" / "default"
     opts = Options(root=copy_root, build_dir=build_dir, implementation="starter",
                    timeout=co.timeout, seed=co.seed, perf=co.perf, sanitize=co.sanitize,
-                   quick_sanitize=co.quick_sanitize,
+                   quick_sanitize=co.quick_sanitize, fail_fast=co.fail_fast,
                    max_output=co.max_output, max_rss=co.max_rss, hidden=frozenset(sb.hidden),
                    strip_paths=(str(sb.course.resolve()) + "/", str(copy_root.resolve()) + "/"),
                    checker_bin=sb.build_dir / "bin", reference_root=sb.course,

@@ -102,7 +102,7 @@ def grade_tree(args, root: Path, chapters, exercises, tools: tuple[str, ...]) ->
     opts = Options(root=root, build_dir=build_dir,
                    implementation="solution" if args.solutions else "starter",
                    timeout=args.timeout, seed=args.seed, perf=args.perf, sanitize=tools,
-                   quick_sanitize=not tools and not args.fast)
+                   quick_sanitize=not tools and not args.fast, fail_fast=args.fail_fast)
     to_stdout = "-" in (args.json, args.csv, args.markdown)
     board = sys.stderr if to_stdout else sys.stdout
 

@@ -42,6 +42,7 @@ def _passed_on(args) -> list[str]:
     out += ["--show-seed"] if args.show_seed else []
     out += ["--grade-missing"] if args.grade_missing else []
     out += ["--fast"] if args.fast else []
+    out += ["--fail-fast"] if args.fail_fast else []
     return out
 
 
@@ -99,6 +100,7 @@ def run_class(args, root: Path, exercises, tools) -> int:
         seed=args.seed, show_seed=args.show_seed,
         hidden_dir=args.hidden_tests.resolve() if args.hidden_tests else None,
         perf=args.perf, sanitize=tools, quick_sanitize=not tools and not args.fast,
+        fail_fast=args.fail_fast,
         timeout=args.timeout, build_timeout=args.build_timeout,
         submission_timeout=args.submission_timeout, max_output=args.max_output << 20,
         max_rss=int(args.max_memory * (1 << 30)), slots=_slots(args), jobs=args.jobs or 2,

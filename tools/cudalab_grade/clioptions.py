@@ -150,6 +150,9 @@ def build_parser(audience: str, prog: str, doc: str) -> argparse.ArgumentParser:
     g.add_argument("--max-memory", type=float, default=16.0, metavar="GIB",
                    help="host memory (resident) per test program, in GiB; 0 for no limit "
                         "(default 16)")
+    g.add_argument("--fail-fast", action="store_true",
+                   help="stop each test program at its first failing test: the verdict only, "
+                        "for a class of mutants (tools/mutate), not for students")
     g.add_argument("--keep-work", action="store_true",
                    help="keep each submission's copy of the course in OUT/work/")
     g.add_argument("--grade-missing", action="store_true",

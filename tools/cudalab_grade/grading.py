@@ -76,6 +76,9 @@ class Options:
     sanitize: tuple[str, ...] = ()
     # the default quick sanitizer pass (small sizes, QUICK_TOOLS) instead of `sanitize`
     quick_sanitize: bool = False
+    # stop each test program at its first failing test (--gtest_fail_fast): a class of
+    # mutants needs the verdict, not every failure; the tests that did not run count as failed
+    fail_fast: bool = False
     # target -> (reason, details) for targets that are not built; filled by the build step
     not_built: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
     # class grading (tools/grade --submissions): limits, environment, decided outcomes
@@ -459,7 +462,7 @@ def _run_program(ex: Exercise, opts: Options, res: Result, target: str,
         report_path = Path(tmp) / "report.json"
         runner_log = Path(tmp) / "runner.log"
         cmd = [str(exe), f"--gtest_filter={ex.test_filter}",
-               f"--gtest_output=json:{report_path}"]
+               f"--gtest_output=json:{report_path}"] + (["--gtest_fail_fast"] if opts.fail_fast else [])
         p = opts.run(cmd, opts.env() | opts.runner_env(ex, runner_log))
         rep = gtest.parse_report(report_path)
         printed = gtest.read_tail(runner_log)

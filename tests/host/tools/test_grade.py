@@ -357,6 +357,22 @@ class ScoringTest(GradeTestCase):
         self.assertIn("--gtest_filter=*Alpha*", run["argv"])
         self.assertTrue(run["argv"][0].endswith("build/default/bin/alpha_test_starter"))
 
+    def test_fail_fast_stops_each_program_at_its_first_failure(self):
+        # a class of mutants needs the verdict only: --gtest_fail_fast, and a program that
+        # stopped early still fails (its tests that did not run count as failed)
+        fake_test(self.tree.bin / "alpha_test_starter",
+                  gtest_json([("Alpha", "T0", "COMPLETED", ["wrong"])]), exit_code=1,
+                  listed=gtest_json([("Alpha", f"T{i}", "COMPLETED", []) for i in range(3)]))
+        self.tree.passing("beta")
+        code, data, _ = self.tree.grade_json("--no-build", "--fail-fast")
+        runs = self.tree.runs()
+        self.assertTrue(all("--gtest_fail_fast" in r["argv"] for r in runs), runs)
+        alpha = self.exercise(data, "1.1")
+        self.assertEqual((alpha["status"], alpha["correctness_points"]), ("failed", 0))
+        self.assertEqual(self.exercise(data, "1.2")["status"], "passed")
+        self.tree.grade_json("--no-build", "1.2")
+        self.assertNotIn("--gtest_fail_fast", self.tree.runs()[-1]["argv"])  # not by default
+
     def test_solutions_flag_runs_solution_programs(self):
         fake_test(self.tree.bin / "alpha_test_solution", gtest_json([("Alpha", "T", "COMPLETED", [])]))
         code, data, _ = self.tree.grade_json("--no-build", "--solutions", "1.1")

@@ -153,7 +153,7 @@ def step_partial(ctx: Context, rec: dict, progress, env_info: dict) -> None:
         rec["summary"] = "no exercise has two student regions" + ctx.scope_note()
         return
     progress()
-    grade_class(ctx, rec, logs, subs, ids, graded, ["--fast"])
+    grade_class(ctx, rec, logs, subs, ids, graded, ["--fast", "--fail-fast"])
     report = (ctx.out or ctx.work) / "partial" / "partial"
     rc, out, _ = ctx.run(mutate + ["--score", str(graded), "--partials", str(listing),
                                    "--report", str(report)], logs / "score.log")
@@ -216,7 +216,7 @@ def step_mutation(ctx: Context, rec: dict, progress, env_info: dict) -> None:
         rec["summary"] = "no mutants"
         return
     progress()
-    grade_class(ctx, rec, logs, subs, ids, graded, [])
+    grade_class(ctx, rec, logs, subs, ids, graded, ["--fail-fast"])
     report = (ctx.out or ctx.work) / "mutation" / "mutation"
     rc, out, _ = ctx.run(mutate + ["--score", str(graded), "--mutants", str(listing),
                                    "--report", str(report)], logs / "score.log")
