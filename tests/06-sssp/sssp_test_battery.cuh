@@ -504,6 +504,8 @@ inline void run_edge_limit(const Spec& spec, const ViewRun& run, std::size_t k) 
     ::cudalab::test::sssp::expect_invalid(sp, [&] { sp.call_raw(with([](RawArgs& a) { a.dist = nullptr; })); }, "a null dist"); \
     ::cudalab::test::sssp::expect_invalid(sp, [&] { sp.call_raw(with([](RawArgs& a) { a.col_indices = nullptr; })); }, "null column indices"); \
     ::cudalab::test::sssp::expect_invalid(sp, [&] { sp.call_raw(with([](RawArgs& a) { a.weights = nullptr; })); }, "null weights"); \
+    ::cudalab::test::sssp::expect_invalid(sp, [&] { sp.call_raw(with([](RawArgs& a) { a.m = ::cudalab::graph::kMaxEdges + 1; })); }, \
+                                          "2^32 edges (an ELL width of 2^32: over kMaxEllWidth)");              \
     if (!sp.negative_weights)                                                                                   \
       ::cudalab::test::sssp::expect_invalid(sp, [&] { sp.call_raw(with([](RawArgs& a) { a.negative = true; })); }, \
                                             "a negative weight");                                               \
