@@ -266,17 +266,11 @@ inline std::string large_index_diagnosis(std::size_t n, long long expected, long
 inline void int32_large_index(const char* exercise, IntSum fn, std::size_t n) {
   CUDALAB_SKIP_IF_ABOVE_MAX_N(n);
   const std::size_t bytes = n * sizeof(int);
-  if (const std::string why = device_memory_shortfall(bytes, "n = " + std::to_string(n) + " int elements"); !why.empty()) GTEST_SKIP() << why;
   std::optional<DeviceBuffer<int>> in;
-  try {
-    in.emplace(n);
-  } catch (const CudaError& e) {
-    if (e.code() != cudaErrorMemoryAllocation) throw;
-    GTEST_SKIP() << "n = " << n << " int elements need " << gib(bytes)
-                 << " of device memory; allocating them failed (another program took the memory "
-                    "since it was free): "
-                 << e.what();
-  }
+  if (const std::string why =
+          allocate_large(bytes, "n = " + std::to_string(n) + " int elements", [&] { in.emplace(n); });
+      !why.empty())
+    GTEST_SKIP() << why;
   fill_large_index<<<1024, 256>>>(in->data(), n);
   CUDALAB_CHECK_LAUNCH();
   DeviceBuffer<long long> out(1);

@@ -551,10 +551,62 @@ __global__ void fill_large_index(int* in, std::size_t n) {
     in[i] = large_index_value(i);
 }
 
+__device__ inline unsigned long long warp_sum(unsigned long long v) {
+  for (int d = 16; d > 0; d /= 2) v += __shfl_down_sync(0xffffffffu, v, d);
+  return v;
+}
+__device__ inline unsigned long long warp_xor(unsigned long long v) {
+  for (int d = 16; d > 0; d /= 2) v ^= __shfl_down_sync(0xffffffffu, v, d);
+  return v;
+}
+__device__ inline unsigned long long warp_min(unsigned long long v) {
+  for (int d = 16; d > 0; d /= 2) v = min(v, __shfl_down_sync(0xffffffffu, v, d));
+  return v;
+}
+
 /// Sums (mod 2^64) over the selected input indices {0, ..., n - 1} without
-/// kRejected: of i, of i^2, and their xor.
+/// kRejected: of i, of i^2, and their xor. In a check kernel, each thread
+/// adds the indices it finds, its warp reduces them (every lane: launch whole
+/// warps) and lane 0 flushes the warp's into the findings.
 struct Checksums {
   unsigned long long sum = 0, sum_sq = 0, xor_all = 0;
+
+  __device__ void add(unsigned long long i) {
+    sum += i;
+    sum_sq += i * i;
+    xor_all ^= i;
+  }
+  __device__ void warp_reduce() {
+    sum = warp_sum(sum);
+    sum_sq = warp_sum(sum_sq);
+    xor_all = warp_xor(xor_all);
+  }
+  __device__ void flush_to(Checksums* total) const {
+    atomicAdd(&total->sum, sum);
+    atomicAdd(&total->sum_sq, sum_sq);
+    atomicXor(&total->xor_all, xor_all);
+  }
+};
+
+/// How many places of an output a check kernel found wrong in one way, and
+/// the first: each thread counts its own, its warp reduces them (every lane),
+/// lane 0 flushes the warp's into the findings' two fields.
+struct Tally {
+  unsigned long long count = 0, first = ULLONG_MAX;
+
+  __device__ void add(std::size_t j) {
+    ++count;
+    first = min(first, static_cast<unsigned long long>(j));
+  }
+  __device__ void warp_reduce() {
+    count = warp_sum(count);
+    first = warp_min(first);
+  }
+  __device__ void flush_to(unsigned long long* total, unsigned long long* first_total) const {
+    if (count == 0) return;
+    atomicAdd(total, count);
+    atomicMin(first_total, first);
+  }
 };
 
 /// The xor of 0, 1, ..., m.
@@ -599,89 +651,44 @@ struct LargeIndexFindings {
   Checksums sums;                     ///< over the selected values found in out[0 .. selected)
 };
 
-__device__ inline unsigned long long warp_sum(unsigned long long v) {
-  for (int d = 16; d > 0; d /= 2) v += __shfl_down_sync(0xffffffffu, v, d);
-  return v;
-}
-__device__ inline unsigned long long warp_xor(unsigned long long v) {
-  for (int d = 16; d > 0; d /= 2) v ^= __shfl_down_sync(0xffffffffu, v, d);
-  return v;
-}
-__device__ inline unsigned long long warp_min(unsigned long long v) {
-  for (int d = 16; d > 0; d /= 2) v = min(v, __shfl_down_sync(0xffffffffu, v, d));
-  return v;
-}
-
 /// Checks out[0 .. end) (end = capacity + kGuard) of the LargeIndex test in
 /// one pass; `f` starts zeroed, its first_* at ULLONG_MAX. Launch with whole
 /// warps (the blockDim a multiple of 32): every lane runs the reductions.
 __global__ void check_large_index(const int* out, std::size_t selected, std::size_t end, LargeIndexFindings* f) {
   const int poison = static_cast<int>(0xA5A5A5A5u);
   const std::size_t n = selected + 1;
-  unsigned long long unwritten = 0, foreign = 0, misplaced = 0, past = 0;
-  unsigned long long first_unwritten = ULLONG_MAX, first_foreign = ULLONG_MAX, first_misplaced = ULLONG_MAX,
-                     first_past = ULLONG_MAX;
-  unsigned long long sum = 0, sum_sq = 0, xor_all = 0;
+  Tally unwritten, foreign, misplaced, past;
+  Checksums sums;
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t j = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; j < end; j += stride) {
     const int v = out[j];
     if (j >= selected) {
-      if (v != poison) {
-        ++past;
-        first_past = min(first_past, static_cast<unsigned long long>(j));
-      }
+      if (v != poison) past.add(j);
       continue;
     }
-    if (v != large_index_value(j < kRejected ? j : j + 1)) {
-      ++misplaced;
-      first_misplaced = min(first_misplaced, static_cast<unsigned long long>(j));
-    }
+    if (v != large_index_value(j < kRejected ? j : j + 1)) misplaced.add(j);
     if (v == poison) {
-      ++unwritten;
-      first_unwritten = min(first_unwritten, static_cast<unsigned long long>(j));
+      unwritten.add(j);
       continue;
     }
     const std::size_t i = large_index_of(v);
     if (i >= n || i == kRejected) {
-      ++foreign;
-      first_foreign = min(first_foreign, static_cast<unsigned long long>(j));
+      foreign.add(j);
       continue;
     }
-    sum += i;
-    sum_sq += static_cast<unsigned long long>(i) * i;
-    xor_all ^= i;
+    sums.add(i);
   }
-  unwritten = warp_sum(unwritten);
-  foreign = warp_sum(foreign);
-  misplaced = warp_sum(misplaced);
-  past = warp_sum(past);
-  first_unwritten = warp_min(first_unwritten);
-  first_foreign = warp_min(first_foreign);
-  first_misplaced = warp_min(first_misplaced);
-  first_past = warp_min(first_past);
-  sum = warp_sum(sum);
-  sum_sq = warp_sum(sum_sq);
-  xor_all = warp_xor(xor_all);
+  unwritten.warp_reduce();
+  foreign.warp_reduce();
+  misplaced.warp_reduce();
+  past.warp_reduce();
+  sums.warp_reduce();
   if (threadIdx.x % 32 != 0) return;
-  if (unwritten != 0) {
-    atomicAdd(&f->unwritten, unwritten);
-    atomicMin(&f->first_unwritten, first_unwritten);
-  }
-  if (foreign != 0) {
-    atomicAdd(&f->foreign, foreign);
-    atomicMin(&f->first_foreign, first_foreign);
-  }
-  if (misplaced != 0) {
-    atomicAdd(&f->misplaced, misplaced);
-    atomicMin(&f->first_misplaced, first_misplaced);
-  }
-  if (past != 0) {
-    atomicAdd(&f->written_past, past);
-    atomicMin(&f->first_past, first_past);
-  }
-  atomicAdd(&f->sums.sum, sum);
-  atomicAdd(&f->sums.sum_sq, sum_sq);
-  atomicXor(&f->sums.xor_all, xor_all);
+  unwritten.flush_to(&f->unwritten, &f->first_unwritten);
+  foreign.flush_to(&f->foreign, &f->first_foreign);
+  misplaced.flush_to(&f->misplaced, &f->first_misplaced);
+  past.flush_to(&f->written_past, &f->first_past);
+  sums.flush_to(&f->sums);
 }
 
 
@@ -716,18 +723,13 @@ inline void int32_large_index(const Spec& spec, std::size_t n) {
   CUDALAB_SKIP_IF_ABOVE_MAX_N(n);
   const std::size_t capacity = n;
   const std::size_t bytes = (n + capacity + kGuard) * sizeof(int);
-  if (const std::string why = device_memory_shortfall(bytes, "n = " + std::to_string(n) + " int elements in and out"); !why.empty()) GTEST_SKIP() << why;
   std::optional<DeviceBuffer<int>> in, out;
-  try {
-    in.emplace(n);
-    out.emplace(capacity + kGuard);
-  } catch (const CudaError& e) {
-    if (e.code() != cudaErrorMemoryAllocation) throw;
-    GTEST_SKIP() << "n = " << n << " int elements in and out need " << gib(bytes)
-                 << " of device memory; allocating them failed (another program took the memory since it was "
-                    "free): "
-                 << e.what();
-  }
+  if (const std::string why = allocate_large(bytes, "n = " + std::to_string(n) + " int elements in and out", [&] {
+        in.emplace(n);
+        out.emplace(capacity + kGuard);
+      });
+      !why.empty())
+    GTEST_SKIP() << why;
   fill_large_index<<<1024, 256>>>(in->data(), n);
   CUDALAB_CHECK_LAUNCH();
   out->fill_bytes(kPoison);

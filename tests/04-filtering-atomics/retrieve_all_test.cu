@@ -289,33 +289,23 @@ struct LargeTableFindings {
 
 __global__ void check_large_table(const long long* keys, const long long* values, std::size_t live, std::size_t n,
                                   LargeTableFindings* f) {
-  unsigned long long bad = 0, first_bad = ULLONG_MAX, sum = 0, sum_sq = 0, xor_all = 0;
+  Tally bad;
+  Checksums sums;
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t j = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; j < live; j += stride) {
     const long long k = keys[j];
     const auto i = static_cast<std::size_t>(k);
     if (k < 0 || i >= n || !large_live(i) || values[j] != large_value(i)) {
-      ++bad;
-      first_bad = min(first_bad, static_cast<unsigned long long>(j));
+      bad.add(j);
       continue;
     }
-    sum += i;
-    sum_sq += static_cast<unsigned long long>(i) * i;
-    xor_all ^= i;
+    sums.add(i);
   }
-  bad = warp_sum(bad);
-  first_bad = warp_min(first_bad);
-  sum = warp_sum(sum);
-  sum_sq = warp_sum(sum_sq);
-  xor_all = warp_xor(xor_all);
+  bad.warp_reduce();
+  sums.warp_reduce();
   if (threadIdx.x % 32 != 0) return;
-  if (bad != 0) {
-    atomicAdd(&f->bad, bad);
-    atomicMin(&f->first_bad, first_bad);
-  }
-  atomicAdd(&f->sums.sum, sum);
-  atomicAdd(&f->sums.sum_sq, sum_sq);
-  atomicXor(&f->sums.xor_all, xor_all);
+  bad.flush_to(&f->bad, &f->first_bad);
+  sums.flush_to(&f->sums);
 }
 
 /// One sub-table of 2^31 + 2^20 + 3 slots; skipped where the device (or its
@@ -335,17 +325,11 @@ TEST_F(FilterRetrieveAllLargeIndex, SlotsAbove2To31) {
   }
   const std::size_t live_below = (k2To31 + kLiveStride - 1) / kLiveStride;  // live slots i < 2^31
   const std::size_t bytes = n * sizeof(Slot) + 2 * (live + kGuard) * sizeof(long long);
-  if (const std::string why = device_memory_shortfall(bytes, std::to_string(n) + " slots of 16 bytes and the output"); !why.empty()) GTEST_SKIP() << why;
   std::optional<DeviceBuffer<Slot>> slots;
-  try {
-    slots.emplace(n);
-  } catch (const CudaError& e) {
-    if (e.code() != cudaErrorMemoryAllocation) throw;
-    GTEST_SKIP() << n << " slots need " << gib(n * sizeof(Slot))
-                 << " of device memory; allocating them failed (another program took the memory since it was "
-                    "free): "
-                 << e.what();
-  }
+  if (const std::string why = allocate_large(bytes, std::to_string(n) + " slots of 16 bytes and the output",
+                                             [&] { slots.emplace(n); });
+      !why.empty())
+    GTEST_SKIP() << why;
   fill_large_table<<<1024, 256>>>(slots->data(), n);
   CUDALAB_CHECK_LAUNCH();
   GuardedArray<long long> keys(live), values(live);

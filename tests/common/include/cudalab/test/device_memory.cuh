@@ -88,4 +88,25 @@ inline std::string device_memory_shortfall(std::size_t bytes, const std::string&
          " are free" + (profile.empty() ? std::string() : " under CUDALAB_DEVICE_PROFILE=" + profile);
 }
 
+/// @brief Makes a large test's device buffers: `allocate` (the test's
+/// DeviceBuffer emplacements, `bytes` in all, `what` naming the data) runs
+/// once device_memory_shortfall finds the memory. Returns "" when they
+/// exist, else why the test skips: the shortfall, or an allocation that
+/// failed because another program took the memory since it was free. For
+/// GTEST_SKIP in the test's own body.
+/// @throws cudalab::CudaError when a CUDA query or another allocation error fails
+template <class Allocate>
+std::string allocate_large(std::size_t bytes, const std::string& what, Allocate&& allocate) {
+  if (std::string why = device_memory_shortfall(bytes, what); !why.empty()) return why;
+  try {
+    allocate();
+  } catch (const ::cudalab::CudaError& e) {
+    if (e.code() != cudaErrorMemoryAllocation) throw;
+    return what + " need " + gib(bytes) +
+           " of device memory; allocating them failed (another program took the memory since it was free): " +
+           e.what();
+  }
+  return {};
+}
+
 }  // namespace cudalab::test
