@@ -445,6 +445,19 @@ class Checker {
     throw std::runtime_error("cudalab remote: no runner for " + path + " (set CUDALAB_RUNNER)");
   }
 
+  // Whether the runner poisons shared memory before each call (remote_runner.cu):
+  // in test programs, not in benchmarks (it would be timed) nor under
+  // compute-sanitizer (CUDALAB_MAX_N set, or the tool in the runner's prefix),
+  // where its big kernel would cost seconds a call.
+  static bool poison_shared(const std::string& prefix) {
+    if (!env_or("CUDALAB_MAX_N", "").empty() || prefix.find("compute-sanitizer") != std::string::npos) return false;
+    char buf[4096];
+    const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) return false;
+    const std::string self(buf, static_cast<std::size_t>(n));
+    return self.find("_test_", self.rfind('/') + 1) != std::string::npos;
+  }
+
   // Starts the runner if none runs. With `proposed`, before the address range
   // exists: the runner reserves one of region_size_ bytes where it can and
   // *proposed is its start; otherwise it must reserve region_ exactly.
@@ -459,6 +472,7 @@ class Checker {
     argv.push_back("3");
     argv.push_back("--cudalab-address-range");
     argv.push_back(std::to_string(region_) + ":" + std::to_string(region_size_));
+    if (poison_shared(prefix)) argv.push_back("--cudalab-poison-shared");
     const std::string log = env_or("CUDALAB_RUNNER_LOG", "");
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {

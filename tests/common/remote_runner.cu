@@ -70,6 +70,7 @@ void count(const void* dst, const void* src, std::size_t bytes, cudaMemcpyKind k
 // is not made; the call then fails with the first such launch's
 // description (cudalab::DeviceLimitError), as the same code would on that GPU.
 bool g_profiled = false;            // a profile is set (and the runner has a device)
+bool g_poison_shared = false;       // test programs: shared memory poisoned before each call
 cudalab::DeviceLimits g_limits{};   // its limits, read once at start
 std::string g_refused;              // the first refused launch of the current call
 
@@ -95,6 +96,59 @@ bool launch_fits(const void* func, dim3 block, std::size_t dynamic_shared) {
     return false;
   }
   return true;
+}
+}  // namespace
+
+extern "C" {
+cudaError_t __real_cudaLaunchKernel(const void*, dim3, dim3, void**, size_t, cudaStream_t);
+}
+
+namespace {
+// Shared-memory poison. In a test program (the checker passes
+// --cudalab-poison-shared; not in benchmarks, not under the sanitizer) every
+// exercise call starts after a kernel that fills every SM's shared memory with
+// 0x7F bytes (a large int, a float near 3.4e38). A kernel that reads shared
+// memory it never wrote (a counter array not zeroed, an index one past its
+// array) then reads that, as it would read whatever an earlier kernel left on
+// another GPU, instead of the zeros a fresh GPU often holds, and fails its
+// tests. Correct code never reads shared memory before writing it, so this
+// cannot fail it. The launch bypasses the profile's launch check (it is the
+// runner's, not the student's) and uses the device's real limit.
+__global__ void poison_shared_kernel(unsigned words) {
+  extern __shared__ unsigned poison_words[];
+  volatile unsigned* s = poison_words;  // stores nothing reads: keep them
+  for (unsigned i = threadIdx.x; i < words; i += blockDim.x) s[i] = 0x7F7F7F7Fu;
+}
+unsigned g_poison_blocks = 0;
+std::size_t g_poison_bytes = 0;
+
+// Reads the device's limits and allows the kernel its largest shared memory; a
+// device or runtime that refuses leaves the poison off (tests run as before).
+void setup_poison() {
+  int device = 0, sms = 0, optin = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess ||
+      cudaFuncSetAttribute(poison_shared_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin) != cudaSuccess ||
+      cudaFuncSetAttribute(poison_shared_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                           cudaSharedmemCarveoutMaxShared) != cudaSuccess) {
+    cudaGetLastError();
+    g_poison_shared = false;
+    return;
+  }
+  g_poison_blocks = static_cast<unsigned>(2 * sms);  // one at a time per SM: each takes all of it
+  g_poison_bytes = static_cast<std::size_t>(optin);
+}
+
+// Enqueues the poison on `stream` before a call; a failed launch turns it off.
+void poison_shared(cudaStream_t stream) {
+  unsigned words = static_cast<unsigned>(g_poison_bytes / sizeof(unsigned));
+  void* args[] = {&words};
+  if (__real_cudaLaunchKernel(reinterpret_cast<const void*>(poison_shared_kernel), dim3(g_poison_blocks),
+                              dim3(1024), args, g_poison_bytes, stream) != cudaSuccess) {
+    cudaGetLastError();
+    g_poison_shared = false;
+  }
 }
 }  // namespace
 
@@ -171,7 +225,6 @@ cudaError_t __wrap_cudaMemcpy3DAsync(const cudaMemcpy3DParms* p, cudaStream_t s)
   count3d(p);
   return __real_cudaMemcpy3DAsync(p, s);
 }
-cudaError_t __real_cudaLaunchKernel(const void*, dim3, dim3, void**, size_t, cudaStream_t);
 cudaError_t __wrap_cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, size_t shared,
                                     cudaStream_t s) {
   if (!launch_fits(func, block, shared)) return cudaErrorInvalidConfiguration;
@@ -317,6 +370,7 @@ int serve_loop(int sock, CUdeviceptr base, std::size_t size) {
       return 3;
     }
   }
+  if (size != 0 && g_poison_shared) setup_poison();
   g_infra = false;  // from here on, only the student's code calls the CUDA runtime
   if (!ready(sock, true, "", base)) return 1;
   cudaStream_t stream = nullptr;
@@ -379,6 +433,7 @@ int serve_loop(int sock, CUdeviceptr base, std::size_t size) {
     std::string type, what;
     g_d2h_bytes = 0;
     g_refused.clear();
+    if (g_poison_shared && stream != nullptr && key != cudalab::remote::kNullCall) poison_shared(stream);
     try {
       result = it->second(ar, stream, &result_bytes);
     } catch (const cudalab::CudaError& e) {
@@ -439,9 +494,11 @@ __global__ void null_call_kernel() {}
 int main(int argc, char** argv) {
   int sock = -1;
   unsigned long long base = 0, size = 0;
-  for (int i = 1; i + 1 < argc; ++i) {
+  for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--cudalab-runner-fd") sock = std::atoi(argv[++i]);
+    if (a == "--cudalab-poison-shared") g_poison_shared = true;
+    else if (i + 1 == argc) break;
+    else if (a == "--cudalab-runner-fd") sock = std::atoi(argv[++i]);
     else if (a == "--cudalab-address-range") std::sscanf(argv[++i], "%llu:%llu", &base, &size);
   }
   if (sock < 0) {
