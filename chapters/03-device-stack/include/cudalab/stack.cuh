@@ -439,7 +439,7 @@ namespace detail {
 ///        `count` and `errors` not null.
 /// @throws std::invalid_argument as described in the file description.
 template <class T>
-void check_view(const char* function, const DeviceStack<T>& s) {
+void check_stack(const char* function, const DeviceStack<T>& s) {
   require_pointer(function, "stack.data", s.data, s.capacity);
   require_pointer(function, "stack.count", s.count, 1);
   require_pointer(function, "stack.errors", s.errors, 1);
@@ -448,11 +448,23 @@ void check_view(const char* function, const DeviceStack<T>& s) {
 ///        `head`, `tail` and `errors` not null.
 /// @throws std::invalid_argument as described in the file description.
 template <class T>
-void check_view(const char* function, const DeviceQueue<T>& q) {
+void check_queue(const char* function, const DeviceQueue<T>& q) {
   require_pointer(function, "queue.data", q.data, q.capacity);
   require_pointer(function, "queue.head", q.head, 1);
   require_pointer(function, "queue.tail", q.tail, 1);
   require_pointer(function, "queue.errors", q.errors, 1);
+}
+/// @brief check_stack or check_queue, by the view's type (for check_batch).
+/// @throws std::invalid_argument as described there.
+template <class T>
+void check_view(const char* function, const DeviceStack<T>& s) {
+  check_stack(function, s);
+}
+/// @brief check_stack or check_queue, by the view's type (for check_batch).
+/// @throws std::invalid_argument as described there.
+template <class T>
+void check_view(const char* function, const DeviceQueue<T>& q) {
+  check_queue(function, q);
 }
 /// @brief The checks every push, pop, enqueue and dequeue launcher
 ///        performs first, in this order: the view's (check_view), then the
