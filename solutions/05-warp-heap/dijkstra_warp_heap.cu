@@ -64,9 +64,10 @@ __global__ void dijkstra_kernel(graph::CsrView g, const vertex_t* __restrict__ s
         const dist64_t d = __shfl_sync(kFullMask, lane == 0 ? dist[u] : dist64_t{0}, 0);
         if (top.key > static_cast<float>(d)) continue;  // stale: u was reached by a shorter path since
         const offset_t end = g.row_offsets[u + 1];
-        for (offset_t base = g.row_offsets[u]; base < end; base += 32) {
+        // 64-bit edge indices: u's edges may end at 2^32 - 1, where a 32-bit base + lane wraps around.
+        for (std::size_t base = g.row_offsets[u]; base < end; base += 32) {
           // One lane per out-edge proposes a shorter distance ...
-          const offset_t e = base + static_cast<offset_t>(lane);
+          const std::size_t e = base + static_cast<std::size_t>(lane);
           vertex_t v = 0;
           dist64_t nd = 0;
           bool improves = false;
@@ -112,8 +113,9 @@ __global__ void dijkstra_kernel(graph::CsrView g, const vertex_t* __restrict__ s
   // // TODO(5.4): for the sources s = w, w + n_warps, ...: fill the distance
   // // row (distances + s * n, or scratch + w * n with targets) with
   // // kUnreachable, set the source's to 0, push (0, source) and run Dijkstra:
-  // // pop, skip stale entries, relax the out-edges one lane per edge, push
-  // // the improved vertices. Write the targets' distances and flags[s].
+  // // pop, skip stale entries, relax the out-edges one lane per edge (index
+  // // them in 64 bits: an edge list may end at 2^32 - 1), push the improved
+  // // vertices. Write the targets' distances and flags[s].
   // END SOLUTION
 }
 

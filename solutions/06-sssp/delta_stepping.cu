@@ -90,7 +90,8 @@ template <bool kLight>
 __device__ void relax_edges(const State& s, vertex_t u, unsigned long long du, graph::offset_t begin,
                             graph::offset_t end, unsigned rank, unsigned stride) {
   // BEGIN SOLUTION
-  for (graph::offset_t e = begin + rank; e < end; e += stride) {
+  // 64-bit edge indices: u's edges may end at 2^32 - 1, where a 32-bit e + stride wraps around.
+  for (std::size_t e = static_cast<std::size_t>(begin) + rank; e < end; e += stride) {
     const weight_t w = s.g.weights[e];
     if ((static_cast<dist_t>(w) <= s.delta) != kLight) continue;  // the other class
     const vertex_t v = s.g.col_indices[e];
@@ -99,7 +100,8 @@ __device__ void relax_edges(const State& s, vertex_t u, unsigned long long du, g
   }
   // STARTER:
   // // TODO(6.4): for each edge e = begin + rank, begin + rank + stride, ...
-  // // below end, u -> v = s.g.col_indices[e] of weight w = s.g.weights[e]:
+  // // below end (e a 64-bit index: end may be 2^32 - 1, where a 32-bit e
+  // // wraps), u -> v = s.g.col_indices[e] of weight w = s.g.weights[e]:
   // // skip it unless (w <= s.delta) == kLight; relax v to du + w with
   // // parent u, and schedule v when that lowered it.
   // END SOLUTION

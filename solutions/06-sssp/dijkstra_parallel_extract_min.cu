@@ -83,14 +83,17 @@ __global__ void settle_relax_kernel(CsrView g, dist_t* dist, unsigned char* sett
     ++c->settled;
   }
   // BEGIN SOLUTION
-  for (graph::offset_t e = g.row_offsets[u] + threadIdx.x; e < g.row_offsets[u + 1]; e += blockDim.x) {
+  // 64-bit edge indices: u's edges may end at 2^32 - 1, where a 32-bit e wraps around.
+  for (std::size_t e = g.row_offsets[u] + static_cast<std::size_t>(threadIdx.x); e < g.row_offsets[u + 1];
+       e += blockDim.x) {
     const unsigned long long nd = du + static_cast<unsigned long long>(g.weights[e]);
     const vertex_t v = g.col_indices[e];
     if (nd < dist[v]) atomicMin(dist + v, static_cast<dist_t>(nd));  // nd < dist[v] <= kInfinity: fits
   }
   // STARTER:
-  // // TODO(6.1): the block's threads share u's out-edges (stride blockDim.x);
-  // // lower dist[v] to du + w with atomicMin (parallel edges may race).
+  // // TODO(6.1): the block's threads share u's out-edges (stride blockDim.x,
+  // // a 64-bit edge index: an edge list may end at 2^32 - 1); lower dist[v]
+  // // to du + w with atomicMin (parallel edges may race).
   // END SOLUTION
 }
 

@@ -36,8 +36,9 @@ __global__ void dijkstra_kernel(graph::CsrView g, const vertex_t* __restrict__ s
   // TODO(5.4): for the sources s = w, w + n_warps, ...: fill the distance
   // row (distances + s * n, or scratch + w * n with targets) with
   // kUnreachable, set the source's to 0, push (0, source) and run Dijkstra:
-  // pop, skip stale entries, relax the out-edges one lane per edge, push
-  // the improved vertices. Write the targets' distances and flags[s].
+  // pop, skip stale entries, relax the out-edges one lane per edge (index
+  // them in 64 bits: an edge list may end at 2^32 - 1), push the improved
+  // vertices. Write the targets' distances and flags[s].
 }
 
 }  // namespace

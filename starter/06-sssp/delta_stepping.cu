@@ -70,7 +70,8 @@ template <bool kLight>
 __device__ void relax_edges(const State& s, vertex_t u, unsigned long long du, graph::offset_t begin,
                             graph::offset_t end, unsigned rank, unsigned stride) {
   // TODO(6.4): for each edge e = begin + rank, begin + rank + stride, ...
-  // below end, u -> v = s.g.col_indices[e] of weight w = s.g.weights[e]:
+  // below end (e a 64-bit index: end may be 2^32 - 1, where a 32-bit e
+  // wraps), u -> v = s.g.col_indices[e] of weight w = s.g.weights[e]:
   // skip it unless (w <= s.delta) == kLight; relax v to du + w with
   // parent u, and schedule v when that lowered it.
 }

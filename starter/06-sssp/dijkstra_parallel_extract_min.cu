@@ -67,8 +67,9 @@ __global__ void settle_relax_kernel(CsrView g, dist_t* dist, unsigned char* sett
     settled[u] = 1;
     ++c->settled;
   }
-  // TODO(6.1): the block's threads share u's out-edges (stride blockDim.x);
-  // lower dist[v] to du + w with atomicMin (parallel edges may race).
+  // TODO(6.1): the block's threads share u's out-edges (stride blockDim.x,
+  // a 64-bit edge index: an edge list may end at 2^32 - 1); lower dist[v]
+  // to du + w with atomicMin (parallel edges may race).
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 // HeapDijkstraWarpHeap*): distances from many sources at once, one warp heap
 // per source, against the CPU Dijkstra of cudalab/graph on grids, random
 // geometric graphs, small hand-made graphs and the road graphs of New York
-// and Luxembourg (CUDALAB_DATA_DIR). Run: tools/grade 5.4
+// and Luxembourg (CUDALAB_DATA_DIR); and a source whose out-edges are the
+// last edges of a graph of 2^32 - 1 edges (HeapDijkstraWarpHeapLargeIndex).
+// Run: tools/grade 5.4
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -15,6 +17,7 @@
 #include "cudalab/graph/generators.hpp"
 #include "cudalab/graph/io.hpp"
 #include "cudalab/graph/road_data.hpp"
+#include "cudalab/test/edge_limit_graph.cuh"
 #include "heap_test_util.cuh"
 
 namespace {
@@ -272,6 +275,45 @@ TEST_F(HeapDijkstraWarpHeap, NoSources) {
   EXPECT_NO_THROW(cudalab::heap::dijkstra_warp_heap(dg.view(), nullptr, 0, nullptr, 0, nullptr, nullptr,
                                                     storage.view(), nullptr));
 }
+
+// ----------------------------------------------------------------------------- LargeIndex
+// Row offsets are 32-bit, and a graph may have 2^32 - 1 edges: here the
+// source's K out-edges are its last ones, and end at the largest offset
+// (cudalab/test/edge_limit_graph.cuh: the graph, which edges have memory,
+// and why a correct kernel reads only those). The warp's batches,
+// base = row_offsets[u], base + 32, ..., with base + lane as the edge index,
+// pass 2^32 - 1 in the last batch: in 32 bits, base + lane wraps for the
+// lanes past the end to the first edges, which have no memory (a fault),
+// and base += 32 wraps below the end, so the loop would start again. A bound
+// written base < end + 1 wraps to base < 0 and relaxes nothing.
+class HeapDijkstraWarpHeapLargeIndex : public cudalab::test::GpuTestWithParam<std::size_t> {};
+
+TEST_P(HeapDijkstraWarpHeapLargeIndex, SourceEdgesEndAtMaxEdges) {
+  using cudalab::test::EdgeLimitGraph;
+  if (const std::string why = cudalab::test::edge_limit_graph_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  const EdgeLimitGraph g(GetParam());
+  const std::size_t n = g.view().num_vertices;
+  const std::string ctx = cudalab::test::context(kExercise, n, 0) + g.describe();
+  const auto d_sources = to_device(std::vector<vertex_t>{EdgeLimitGraph::kSource});
+  auto d_dist = poisoned<dist64_t>(n);
+  auto d_flags = poisoned<unsigned>(1);
+  cudalab::heap::HeapStorage storage(1, 4);  // 128 entries: the search pushes at most 3
+  try {
+    cudalab::heap::dijkstra_warp_heap(g.view(), d_sources.data(), 1, nullptr, n, d_dist.data(), d_flags.data(),
+                                      storage.view(), nullptr, nullptr);
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+  } catch (const std::exception& e) {  // a fault in the runner arrives as std::runtime_error
+    FAIL() << ctx << g.call_failure(e.what());
+  }
+  const std::string error = g.distance_error(d_dist.download());
+  ASSERT_EQ("", error) << ctx << error;
+  EXPECT_EQ(0u, d_flags.download()[0]) << ctx << "flags must be 0 (kOverflow = 1: the heap was full; "
+                                       << "kInvalidVertex = 8): the search pushes at most 3 entries";
+}
+
+INSTANTIATE_TEST_SUITE_P(Degrees, HeapDijkstraWarpHeapLargeIndex,
+                         ::testing::ValuesIn(cudalab::test::kEdgeLimitDegrees),
+                         cudalab::test::edge_limit_degree_name);
 
 // Bad input, without a GPU.
 TEST(HeapDijkstraWarpHeapArgs, RejectsBadInput) {

@@ -9,6 +9,10 @@
 // test host/graph), or with the CPU Bellman-Ford for negative weights;
 // parents (6.4) are checked as a shortest-path tree. Outputs are poisoned
 // (0xA5 bytes) and followed by a poisoned guard of 256 elements.
+//
+// The exercises that read only the edges of the vertices they reach (6.1,
+// 6.3, 6.4) also get CUDALAB_SSSP_LARGE_INDEX: a source whose out-edges are
+// the last edges of a graph of 2^32 - 1 edges (cudalab/test/edge_limit_graph.cuh).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -34,6 +38,7 @@
 #include "cudalab/graph/io.hpp"
 #include "cudalab/graph/road_data.hpp"
 #include "cudalab/sssp.cuh"
+#include "cudalab/test/edge_limit_graph.cuh"
 #include "cudalab/test/harness.hpp"
 #include "sssp_reference.hpp"
 
@@ -354,7 +359,50 @@ void expect_invalid(const Spec& spec, F&& call, const std::string& what) {
   }
 }
 
+/// Runs an exercise on a graph in device memory given by its view (the
+/// LargeIndex graph has no host copy): uploads nothing, poisons, runs, downloads.
+using ViewRun = std::function<Outcome(const graph::CsrView&, vertex_t)>;
+
+/// The LargeIndex case with a source of `k` out-edges (see
+/// cudalab/test/edge_limit_graph.cuh for the graph and why a correct
+/// exercise reads only the edges that have memory): distances {unreachable,
+/// 0, 3}, and parents {kNoParent, kNoParent, 1} where the exercise writes
+/// them. Skips under a sanitizer's size cap and without virtual memory
+/// management.
+inline void run_edge_limit(const Spec& spec, const ViewRun& run, std::size_t k) {
+  if (const std::string why = edge_limit_graph_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  const EdgeLimitGraph g(k);
+  const std::string ctx = context(spec.exercise, g.view().num_vertices, 0) + g.describe();
+  Outcome got;
+  try {
+    got = run(g.view(), EdgeLimitGraph::kSource);
+  } catch (const std::exception& e) {  // a fault in the runner arrives as std::runtime_error
+    FAIL() << ctx << g.call_failure(e.what());
+  }
+  ASSERT_EQ(got.guard_damage, "") << ctx << got.guard_damage << ": write only dist[0 .. n)";
+  const std::string error = g.distance_error(got.dist);
+  ASSERT_EQ(error, "") << ctx << error;
+  EXPECT_FALSE(got.stats.negative_cycle) << ctx << "a negative cycle was reported, but no weight is negative";
+  if (spec.parents) {
+    const std::vector<vertex_t> want = {cudalab::sssp::kNoParent, cudalab::sssp::kNoParent, EdgeLimitGraph::kSource};
+    EXPECT_EQ(want, got.parent) << ctx << "parents: expected {kNoParent, kNoParent, 1} (vertex 2's shortest path is "
+                                << "the source's last edge; the source and the unreachable vertex 0 have none)";
+  }
+}
+
 }  // namespace cudalab::test::sssp
+
+/// Instantiates the LargeIndex suite SUITE##LargeIndex for an exercise that
+/// reads only the edges of the vertices it reaches: run_edge_limit for each
+/// source degree of kEdgeLimitDegrees. `spec` is the function returning the
+/// exercise's Spec, `run_view` a ViewRun.
+#define CUDALAB_SSSP_LARGE_INDEX(SUITE, spec, run_view)                                                         \
+  class SUITE##LargeIndex : public ::cudalab::test::GpuTestWithParam<std::size_t> {};                           \
+  TEST_P(SUITE##LargeIndex, SourceEdgesEndAtMaxEdges) {                                                         \
+    ::cudalab::test::sssp::run_edge_limit(spec(), run_view, GetParam());                                        \
+  }                                                                                                             \
+  INSTANTIATE_TEST_SUITE_P(Degrees, SUITE##LargeIndex, ::testing::ValuesIn(::cudalab::test::kEdgeLimitDegrees), \
+                           ::cudalab::test::edge_limit_degree_name);
 
 /// Instantiates the battery for one exercise: suites SUITE (the edge sizes on
 /// random multigraphs), SUITE##Graphs (special graphs, the road graphs of New
@@ -456,6 +504,8 @@ void expect_invalid(const Spec& spec, F&& call, const std::string& what) {
     ::cudalab::test::sssp::expect_invalid(sp, [&] { sp.call_raw(with([](RawArgs& a) { a.dist = nullptr; })); }, "a null dist"); \
     ::cudalab::test::sssp::expect_invalid(sp, [&] { sp.call_raw(with([](RawArgs& a) { a.col_indices = nullptr; })); }, "null column indices"); \
     ::cudalab::test::sssp::expect_invalid(sp, [&] { sp.call_raw(with([](RawArgs& a) { a.weights = nullptr; })); }, "null weights"); \
+    ::cudalab::test::sssp::expect_invalid(sp, [&] { sp.call_raw(with([](RawArgs& a) { a.m = ::cudalab::graph::kMaxEdges + 1; })); }, \
+                                          "2^32 edges (an ELL width of 2^32: over kMaxEllWidth)");              \
     if (!sp.negative_weights)                                                                                   \
       ::cudalab::test::sssp::expect_invalid(sp, [&] { sp.call_raw(with([](RawArgs& a) { a.negative = true; })); }, \
                                             "a negative weight");                                               \

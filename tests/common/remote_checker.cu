@@ -41,11 +41,17 @@ constexpr unsigned char kPoison = 0xA5;              // the bytes around every b
 // level), or a quarter of the bytes its buffers hold, whichever is more.
 constexpr std::size_t kHostCopyFloor = std::size_t{1} << 20;
 constexpr std::size_t kScanLimit = std::size_t{256} << 10;  // nested pointers: buffers up to 256 KiB
+// Address space (no memory) beyond twice the device's memory, for sparse
+// buffers (cudalab/test/sparse_device_array.cuh): a graph of 2^32 - 1 edges
+// reserves 16 GiB for its heads and 16 GiB for its weights.
+constexpr std::size_t kSparseAddressSpace = std::size_t{64} << 30;
 
 struct Allocation {
   CUdeviceptr va = 0;        // start of the mapping
   std::size_t mapped = 0;    // bytes mapped (a multiple of the granularity)
   std::size_t size = 0;      // bytes asked for
+  std::size_t unbacked = 0;  // a sparse buffer's first bytes of the mapping, reserved but with no memory
+                             // (whole granules): its memory is mapped at va + unbacked (0 for cudaMalloc)
   CUdeviceptr user = 0;      // what cudaMalloc returned: the mapping's end, less the size
   std::size_t head = 0;      // poisoned bytes just before user (at most kPointerAlign)
   std::size_t tail = 0;      // poisoned bytes from user + size to the mapping's end
@@ -94,7 +100,12 @@ class Checker {
     return *c;
   }
 
-  cudaError_t allocate(void** ptr, std::size_t size) {
+  // cudaMalloc's buffers: memory behind every byte (backed = size). A
+  // sparse buffer (cudalab_remote_malloc_sparse) reserves its whole range,
+  // but has memory only for its last `backed` bytes, rounded up to whole
+  // granules; *unbacked_bytes (when given) says how many of its first bytes
+  // have none.
+  cudaError_t allocate(void** ptr, std::size_t size, std::size_t backed, std::size_t* unbacked_bytes = nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
     try {
       init_memory();
@@ -102,45 +113,56 @@ class Checker {
       std::fprintf(stderr, "%s\n", e.what());
       return cudaErrorMemoryAllocation;
     }
-    if (region_ == 0) return __real_cudaMalloc(ptr, size);  // no GPU: the runtime's own error
+    if (region_ == 0) {  // no GPU: the runtime's own error
+      if (unbacked_bytes == nullptr) return __real_cudaMalloc(ptr, size);
+      return no_device_ ? cudaErrorNoDevice : cudaErrorNotSupported;
+    }
     Allocation a;
     a.size = size;
     a.mapped = (std::max<std::size_t>(size, 1) + granularity_ - 1) / granularity_ * granularity_;
+    // End-aligned: an overrun past the buffer leaves the mapping and faults.
+    const std::size_t slack = (size + kPointerAlign - 1) / kPointerAlign * kPointerAlign;
+    a.tail = slack - size;
+    // Memory for the last `backed` bytes and the tail's poison, in whole
+    // granules from the mapping's end; the rest of the range has none.
+    const std::size_t want = std::min(backed, size) + a.tail;
+    const std::size_t physical =
+        std::min(a.mapped, std::max(granularity_, (want + granularity_ - 1) / granularity_ * granularity_));
+    a.unbacked = a.mapped - physical;
     // One unmapped granule after each mapping: a read or write past it faults
     // (and compute-sanitizer memcheck names it) instead of reaching the next buffer.
     a.va = take_range(a.mapped + granularity_);
     if (a.va == 0) return cudaErrorMemoryAllocation;
     CUmemAllocationProp prop = wire::allocation_prop(device_);
-    if (drv_.create(&a.handle, a.mapped, &prop, 0) != CUDA_SUCCESS) {
+    if (drv_.create(&a.handle, physical, &prop, 0) != CUDA_SUCCESS) {
       give_range(a.va, a.mapped + granularity_);
       return cudaErrorMemoryAllocation;
     }
     CUmemAccessDesc access = wire::access_desc(device_);
-    if (drv_.map(a.va, a.mapped, 0, a.handle, 0) != CUDA_SUCCESS ||
-        drv_.set_access(a.va, a.mapped, &access, 1) != CUDA_SUCCESS) {
-      drv_.unmap(a.va, a.mapped);
+    if (drv_.map(a.va + a.unbacked, physical, 0, a.handle, 0) != CUDA_SUCCESS ||
+        drv_.set_access(a.va + a.unbacked, physical, &access, 1) != CUDA_SUCCESS) {
+      drv_.unmap(a.va + a.unbacked, physical);
       drv_.release(a.handle);
       give_range(a.va, a.mapped + granularity_);
       return cudaErrorMemoryAllocation;
     }
-    // End-aligned: an overrun past the buffer leaves the mapping and faults.
-    const std::size_t slack = (size + kPointerAlign - 1) / kPointerAlign * kPointerAlign;
     a.user = a.va + a.mapped - slack;
     // The bytes between the buffer's end and the mapping's end, and up to
     // kPointerAlign bytes before its start, read as poison (0xA5), not as
     // zeros: a kernel that reads past n sums garbage, and a test sees it; one
     // that writes there changes the poison, and check_guards fails the call.
-    a.tail = slack - size;
-    a.head = std::min<std::size_t>(kPointerAlign, a.user - a.va);
+    // A sparse buffer's first bytes have no memory: a read before it faults.
+    a.head = a.unbacked == 0 ? std::min<std::size_t>(kPointerAlign, a.user - a.va) : 0;
     if ((a.tail > 0 && cudaMemset(reinterpret_cast<void*>(a.user + size), kPoison, a.tail) != cudaSuccess) ||
         (a.head > 0 && cudaMemset(reinterpret_cast<void*>(a.user - a.head), kPoison, a.head) != cudaSuccess)) {
-      drv_.unmap(a.va, a.mapped);
+      drv_.unmap(a.va + a.unbacked, physical);
       drv_.release(a.handle);
       give_range(a.va, a.mapped + granularity_);
       return cudaErrorMemoryAllocation;
     }
     allocations_[a.va] = a;
     *ptr = reinterpret_cast<void*>(a.user);
+    if (unbacked_bytes != nullptr) *unbacked_bytes = a.va + a.unbacked > a.user ? a.va + a.unbacked - a.user : 0;
     return cudaSuccess;
   }
 
@@ -150,7 +172,7 @@ class Checker {
     Allocation* a = find(reinterpret_cast<CUdeviceptr>(ptr));
     if (a == nullptr || a->user != reinterpret_cast<CUdeviceptr>(ptr)) return false;
     *err = cudaDeviceSynchronize();  // cudaFree synchronizes; keep that
-    drv_.unmap(a->va, a->mapped);
+    drv_.unmap(a->va + a->unbacked, a->mapped - a->unbacked);
     drv_.release(a->handle);
     if (a->fd >= 0) close(a->fd);
     const CUdeviceptr va = a->va;
@@ -225,8 +247,8 @@ class Checker {
                      "exporting a device buffer");
           a->fd = fd;
         }
-        pairs.push_back(a->va);
-        pairs.push_back(a->mapped);
+        pairs.push_back(a->va + a->unbacked);  // the runner maps the memory, where it is
+        pairs.push_back(a->mapped - a->unbacked);
         fds.push_back(a->fd);
       }
       if (!wire::send_message(sock_, wire::kMap, pairs.data(), pairs.size() * 8, fds)) lost("sending the buffers");
@@ -322,7 +344,7 @@ class Checker {
                "allocation granularity");
     std::size_t free_bytes = 0, total = 0;
     CUDALAB_CHECK(cudaMemGetInfo(&free_bytes, &total));
-    region_size_ = (2 * total + granularity_ - 1) / granularity_ * granularity_;
+    region_size_ = (2 * total + kSparseAddressSpace + granularity_ - 1) / granularity_ * granularity_;
     // The range must be free in both processes. The runner, whose address space
     // may hold more (compute-sanitizer runs it), proposes one; the checker takes
     // it when it can, else its own, which the next runner is asked to reserve.
@@ -392,7 +414,7 @@ class Checker {
     visit_words(args.data(), arg_bytes / 8, &first);
     std::vector<std::uint64_t> host;
     for (Allocation* a : first) {
-      if (a->size == 0 || a->size > kScanLimit) continue;
+      if (a->size == 0 || a->size > kScanLimit || a->unbacked != 0) continue;
       host.assign(a->size / 8, 0);
       if (host.empty()) continue;
       if (cudaMemcpy(host.data(), reinterpret_cast<void*>(a->user), host.size() * 8, cudaMemcpyDeviceToHost) !=
@@ -626,7 +648,16 @@ extern "C" int cudalab_remote_call_times(double* call_seconds, double* null_seco
 extern "C" cudaError_t __wrap_cudaMalloc(void** ptr, size_t size) {
   if (ptr == nullptr) return cudaErrorInvalidValue;
   if (size == 0) return __real_cudaMalloc(ptr, size);
-  return cudalab::remote::Checker::get().allocate(ptr, size);
+  return cudalab::remote::Checker::get().allocate(ptr, size, size);
+}
+
+// For cudalab/test/sparse_device_array.cuh: a buffer of `size` bytes whose
+// address range is reserved but whose memory covers only its last `backed`
+// bytes (whole granules); *unbacked gets the count of its first bytes without
+// memory. Freed by cudaFree. The runner maps it as it maps every buffer.
+extern "C" cudaError_t cudalab_remote_malloc_sparse(void** ptr, size_t size, size_t backed, size_t* unbacked) {
+  if (ptr == nullptr || unbacked == nullptr || size == 0) return cudaErrorInvalidValue;
+  return cudalab::remote::Checker::get().allocate(ptr, size, backed, unbacked);
 }
 
 extern "C" cudaError_t __wrap_cudaFree(void* ptr) {

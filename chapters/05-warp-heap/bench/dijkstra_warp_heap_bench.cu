@@ -56,7 +56,8 @@ __global__ void certificate_edges_kernel(const offset_t* rows, const vertex_t* c
          u += warps) {
       const dist64_t du = d[u];
       if (du == kUnreachable) continue;
-      for (offset_t e = rows[u] + lane; e < rows[u + 1]; e += 32) {
+      // A 64-bit edge index: in 32 bits, rows[u] + lane wraps past 2^32 - 1.
+      for (std::size_t e = rows[u] + static_cast<std::size_t>(lane); e < rows[u + 1]; e += 32) {
         const auto v = static_cast<std::size_t>(cols[e]);
         const weight_t w = weights[e];
         const dist64_t sum = du > LLONG_MAX - w ? LLONG_MAX : du + w;  // w ≥ 1

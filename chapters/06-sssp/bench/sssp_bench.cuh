@@ -299,7 +299,8 @@ __global__ void certificate_csr_kernel(const graph::offset_t* offsets, const gra
   const std::size_t warps = static_cast<std::size_t>(gridDim.x) * (blockDim.x / 32);
   unsigned long long loose = 0;
   for (std::size_t r = (blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x) / 32; r < n; r += warps) {
-    for (graph::offset_t e = offsets[r] + lane; e < offsets[r + 1]; e += 32) {
+    // A 64-bit edge index: in 32 bits, offsets[r] + lane wraps past 2^32 - 1.
+    for (std::size_t e = offsets[r] + static_cast<std::size_t>(lane); e < offsets[r + 1]; e += 32) {
       const auto row = static_cast<graph::vertex_t>(r);
       check_edge(kIn ? cols[e] : row, kIn ? row : cols[e], weights[e], dist, inf, parent, tight, parent_tight,
                  loose);

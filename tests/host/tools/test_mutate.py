@@ -4,10 +4,12 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import shutil
 import sys
 import tempfile
 import unittest
+from unittest import mock
 from pathlib import Path
 
 from toolload import ROOT, load_tool
@@ -330,6 +332,14 @@ class ClassTest(unittest.TestCase):
         code, out = self.run_tool("--show", next(iter(data["mutants"])))
         self.assertEqual(code, 0, out)
         self.assertIn("+++ b/solutions/01-reduce-scan-histogram/", out)
+
+    def test_write_names_the_commit_sent(self):
+        # on a GPU machine the copy's git HEAD may be older than the tree sent: $CUDALAB_COMMIT
+        # (set by tools/gpu-check) names the mutants' commit
+        with mock.patch.dict(os.environ, {"CUDALAB_COMMIT": "feedc0de"}):
+            code, out = self.run_tool("--write", str(self.tmp / "class"), "1.1", "--max-per-exercise", "1")
+        self.assertEqual(code, 0, out)
+        self.assertEqual(json.loads((self.tmp / "class.mutants.json").read_text())["commit"], "feedc0de")
 
     def test_score(self):
         data = {"commit": "abc", "mutants": {}}

@@ -39,7 +39,8 @@
 ///         is outside [0, n), an output pointer is null, a graph array is
 ///         null while its length is positive, or (6.1, 6.4) the graph has a
 ///         negative weight (CsrView::has_negative_weights), or (6.4) delta
-///         is 0.
+///         is 0, or the graph is too large (over kMaxVertices vertices, over
+///         kMaxEdges edges, or (6.6) an ELL width over kMaxEllWidth).
 /// @throws cudalab::CudaError when a CUDA call or a launch fails.
 ///
 /// Sources: Dijkstra 1959; Bellman 1958 and Ford 1956; Meyer and Sanders,
@@ -210,7 +211,8 @@ Stats spmv_bellman_ford_csr(CsrView in_edges, vertex_t source, signed_dist_t* di
 ///        read consecutive words.
 ///
 /// @param in_edges the transpose of the graph in ELL (cudalab::graph::to_ell
-///                 of cudalab::graph::transpose); padding entries
+///                 of cudalab::graph::transpose), width at most
+///                 cudalab::graph::kMaxEllWidth; padding entries
 ///                 (cudalab::graph::Ell::kPadding) are skipped
 /// @param source   in [0, n)
 /// @param dist     device array of n; receives the distances (kSignedInfinity: unreachable)
@@ -246,7 +248,8 @@ inline void check_sssp_arguments(const char* fn, const CsrView& g, vertex_t sour
 /// The same checks for an ELL view.
 inline void check_sssp_arguments(const char* fn, const EllView& g, vertex_t source, const void* dist) {
   if (g.num_rows == 0) throw std::invalid_argument(std::string(fn) + ": the graph has no vertices");
-  if (g.num_rows > graph::kMaxVertices || (g.width != 0 && g.num_rows * g.width / g.width != g.num_rows))
+  if (g.num_rows > graph::kMaxVertices || g.width > graph::kMaxEllWidth ||
+      (g.width != 0 && g.num_rows * g.width / g.width != g.num_rows))
     throw std::invalid_argument(std::string(fn) + ": the graph is too large");
   if (source < 0 || static_cast<std::size_t>(source) >= g.num_rows)
     throw std::invalid_argument(std::string(fn) + ": source " + std::to_string(source) + " is outside [0, " +

@@ -40,6 +40,10 @@ using offset_t = std::uint32_t;
 inline constexpr std::size_t kMaxVertices = static_cast<std::size_t>(std::numeric_limits<vertex_t>::max());
 /// @brief The largest number of edges a graph may have (offsets fit offset_t).
 inline constexpr std::size_t kMaxEdges = static_cast<std::size_t>(std::numeric_limits<offset_t>::max());
+/// @brief The largest width (entries per row) of an ELL graph, \f$2^{31} - 1\f$:
+///        an entry's position in its row fits an int. One ELL row that wide
+///        is already 16 GiB of arrays, and every row is padded to it.
+inline constexpr std::size_t kMaxEllWidth = static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max());
 
 /// @brief One directed edge `src -> dst` of weight `weight`.
 struct Edge {
@@ -203,7 +207,7 @@ struct Ell {
 /// @param max_entries the largest padded size `n * width` accepted
 ///                    (default \f$2^{28}\f$ entries, 2 GiB of arrays)
 /// @throws std::invalid_argument when `n * width` exceeds `max_entries`
-///         (power-law graphs, whose largest degree is far above the mean,
+///         or the width exceeds kMaxEllWidth (power-law graphs, whose largest degree is far above the mean,
 ///         are the usual cause: the message gives the padding ratio).
 /// Work O(n * width).
 inline Ell to_ell(const Csr& g, std::size_t max_entries = std::size_t{1} << 28) {
@@ -212,6 +216,9 @@ inline Ell to_ell(const Csr& g, std::size_t max_entries = std::size_t{1} << 28) 
   out.width = g.max_degree();
   const std::size_t entries = out.num_rows * out.width;
   if (out.width != 0 && entries / out.width != out.num_rows) throw std::invalid_argument("to_ell: size overflows");
+  if (out.width > kMaxEllWidth)
+    throw std::invalid_argument("to_ell: a row of " + std::to_string(out.width) + " entries exceeds kMaxEllWidth = " +
+                                std::to_string(kMaxEllWidth));
   if (entries > max_entries)
     throw std::invalid_argument("to_ell: padding " + std::to_string(out.num_rows) + " rows to width " +
                                 std::to_string(out.width) + " needs " + std::to_string(entries) +

@@ -15,7 +15,9 @@
 /// How a call travels:
 ///  - The checker's device allocations (cudaMalloc, wrapped at link time)
 ///    are CUDA virtual-memory allocations (cuMemCreate) exportable as POSIX
-///    file descriptors, placed in one reserved virtual-address range.
+///    file descriptors, placed in one reserved virtual-address range. A
+///    sparse one (cudalab/test/sparse_device_array.cuh) takes its whole
+///    length of that range but has memory only at its end.
 ///  - The runner reserves the same range, so a device pointer means the same
 ///    thing in both processes: arguments, and structs of device pointers,
 ///    travel as their bytes.
