@@ -474,6 +474,7 @@ print("========= ERROR SUMMARY: 0 errors")
         self.assertEqual(len(calls), 1)  # the starter only
         self.assertNotIn("--solutions", calls[0])
         self.assertNotIn("--perf", calls[0])
+        self.assertIn("--fail-fast", calls[0])  # every exercise must fail: its first failure says so
         self.assertEqual((rep["mode"], rep["starter_only"]), ("starter-only", gcctx.NO_SOLUTIONS))
         self.assertTrue(rep["invocation"]["passed"])
         grade = rep["steps"]["grade"]

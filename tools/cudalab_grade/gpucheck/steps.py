@@ -180,7 +180,7 @@ def profile_run(ctx: Context, name: str, env: dict, logs, progress) -> dict:
         counts = profile_ctest(ctx, name, env, logs, r)
         progress()
     runs = [("solutions", ["--solutions", "--fast"], evaluate_profile_solutions),
-            ("starter", ["--fast"], evaluate_starter)]
+            ("starter", ["--fast", "--fail-fast"], evaluate_starter)]  # the verdict only
     if ctx.starter_only:
         runs = runs[1:]
     for label, extra, evaluate in runs:
@@ -281,7 +281,7 @@ def step_grade(ctx: Context, rec: dict, progress, env_info: dict) -> None:
         rec["details"]["chapters"] = ctx.chapters
     results = {}
     runs = [("solutions", ["--solutions", "--perf"], evaluate_solutions),
-            ("starter", [], evaluate_starter)]
+            ("starter", ["--fail-fast"], evaluate_starter)]  # every exercise fails: the verdict only
     if ctx.starter_only:
         runs = runs[1:]  # no solutions to grade: the untouched starter only
         rec["details"]["starter_only"] = ctx.starter_only
