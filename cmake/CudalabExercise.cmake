@@ -112,18 +112,30 @@ function(cudalab_check_chapter number)
     if(NOT slug IN_LIST added)
       message(FATAL_ERROR "cudalab: exercise ${slug} of ${CMAKE_CURRENT_SOURCE_DIR}/exercises.toml is in "
                           "group '${group}' (its group key, or its header's topic), which no "
-                          "cudalab_add_exercises(NUMBER ${number} GROUP ${group} ...) of "
+                          "cudalab_add_exercises(GROUP ${group} ...) of "
                           "${CMAKE_CURRENT_SOURCE_DIR}/CMakeLists.txt adds")
     endif()
   endforeach()
 endfunction()
 
-# cudalab_add_chapter(NUMBER 01 HEADERS <interface target>)
-# Creates the chapter libraries cudalab_chNN_<impl> and reads the chapter's
-# manifest; then add the exercises in groups that share a baseline file with
-# cudalab_add_exercises.
+# cudalab_add_chapter(NUMBER 01)
+# At the top of a chapter's CMakeLists.txt: creates the chapter's header
+# target cudalab_chNN_headers (INTERFACE: its include/ and reference/ folders
+# and cudalab::common; link another chapter's header target to it where the
+# chapter uses that chapter's headers) and the chapter libraries
+# cudalab_chNN_<impl>, and reads the chapter's manifest; then add the
+# exercises in groups that share a baseline file with cudalab_add_exercises.
 function(cudalab_add_chapter)
-  cmake_parse_arguments(C "" "NUMBER;HEADERS" "" ${ARGN})
+  cmake_parse_arguments(C "" "NUMBER" "" ${ARGN})
+  if(C_UNPARSED_ARGUMENTS OR NOT C_NUMBER)
+    message(FATAL_ERROR "cudalab_add_chapter(${ARGN}): call it as cudalab_add_chapter(NUMBER <two digits>)")
+  endif()
+  set(C_HEADERS cudalab_ch${C_NUMBER}_headers)
+  add_library(${C_HEADERS} INTERFACE)
+  target_include_directories(${C_HEADERS} INTERFACE
+    ${CMAKE_CURRENT_SOURCE_DIR}/include ${CMAKE_CURRENT_SOURCE_DIR}/reference)
+  target_link_libraries(${C_HEADERS} INTERFACE cudalab::common)
+  set_property(DIRECTORY PROPERTY CUDALAB_CHAPTER_NUMBER "${C_NUMBER}")
   set_property(GLOBAL PROPERTY CUDALAB_CH${C_NUMBER}_HEADERS "${C_HEADERS}")
   cudalab_read_manifest(NUMBER ${C_NUMBER})
   # (EVAL: a deferred call reads its arguments' variables when it runs; the number is needed now)
@@ -157,23 +169,25 @@ function(cudalab_given_library out used chapter impl headers)
   endif()
 endfunction()
 
-# cudalab_add_exercises(NUMBER 01 GROUP <name> [BASELINES <bench sources>])
-# One group of exercises of a chapter (e.g. the sums, the scans): the
+# cudalab_add_exercises(GROUP <name> [BASELINES <bench sources>])
+# After cudalab_add_chapter, in the same CMakeLists.txt (its NUMBER is the
+# chapter's). One group of exercises of a chapter (e.g. the sums, the scans): the
 # manifest's exercises whose group is <name> (cudalab_read_manifest), in the
 # manifest's order. Each exercise's benchmark program links the group's
 # baselines, so a run measures the exercise beside exactly the baselines it is
 # judged against.
 function(cudalab_add_exercises)
-  cmake_parse_arguments(C "" "NUMBER;GROUP" "BASELINES" ${ARGN})
+  cmake_parse_arguments(C "" "GROUP" "BASELINES" ${ARGN})
   if(C_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "cudalab_add_exercises(GROUP ${C_GROUP}): unexpected ${C_UNPARSED_ARGUMENTS} "
                         "(the exercises come from the chapter's exercises.toml)")
   endif()
   get_filename_component(chapter "${CMAKE_CURRENT_SOURCE_DIR}" NAME)
-  get_property(C_HEADERS GLOBAL PROPERTY CUDALAB_CH${C_NUMBER}_HEADERS)
-  if(NOT C_HEADERS)
-    message(FATAL_ERROR "cudalab_add_exercises(NUMBER ${C_NUMBER}): call cudalab_add_chapter first")
+  get_property(C_NUMBER DIRECTORY PROPERTY CUDALAB_CHAPTER_NUMBER)
+  if(NOT C_NUMBER)
+    message(FATAL_ERROR "cudalab_add_exercises(GROUP ${C_GROUP}): call cudalab_add_chapter first")
   endif()
+  get_property(C_HEADERS GLOBAL PROPERTY CUDALAB_CH${C_NUMBER}_HEADERS)
   set(root "${PROJECT_SOURCE_DIR}")
   set(baselines cudalab_ch${C_NUMBER}_${C_GROUP}_baselines)
 

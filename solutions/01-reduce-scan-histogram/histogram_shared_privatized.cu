@@ -49,18 +49,12 @@ __global__ void __launch_bounds__(kBlock)
 
 void histogram_shared_privatized(const int* samples, std::size_t n, unsigned int* histogram,
                                  int num_bins, int lower, int upper, cudaStream_t stream) {
-  detail::check_histogram_arguments("histogram_shared_privatized", samples, n, histogram, num_bins,
-                                    lower, upper, shared_privatized_max_bins);
-  CUDALAB_CHECK(cudaMemsetAsync(histogram, 0, static_cast<std::size_t>(num_bins) * sizeof(unsigned),
-                                stream));  // overwrite: all counts start at 0, also for n = 0
+  detail::check_and_zero("histogram_shared_privatized", samples, n, histogram, num_bins, lower, upper,
+                         shared_privatized_max_bins, stream);
   if (n == 0) return;
   const std::size_t shared_bytes = static_cast<std::size_t>(num_bins) * sizeof(unsigned);
-  // One wave of as many blocks as fit on the GPU at once; fewer for small n
-  // (each thread should get at least one 16-byte vector).
-  const int per_sm = resident_blocks_per_sm(histogram_shared_privatized_kernel, kBlock, shared_bytes);
-  const std::size_t wave = static_cast<std::size_t>(sm_count()) * static_cast<std::size_t>(per_sm);
-  const std::size_t needed = (n + 4 * kBlock - 1) / (4 * kBlock);
-  const auto blocks = static_cast<unsigned>(std::min(wave, needed));
+  const unsigned blocks =
+      detail::one_wave_blocks(histogram_shared_privatized_kernel, kBlock, shared_bytes, n);
   histogram_shared_privatized_kernel<<<blocks, kBlock, shared_bytes, stream>>>(
       samples, n, histogram, EvenBins(num_bins, lower, upper));
   CUDALAB_CHECK_LAUNCH();

@@ -49,9 +49,7 @@ __global__ void pop_batch_kernel(DeviceStack<int> stack, std::size_t count, int*
 }  // namespace
 
 void pop_batch(DeviceStack<int> stack, std::size_t count, int* out, int empty, cudaStream_t stream) {
-  detail::check_stack("pop_batch", stack);
-  require_pointer("pop_batch", "out", out, count);
-  require_count_at_most("pop_batch", count, max_items);
+  detail::check_batch("pop_batch", stack, "out", out, count);
   if (count == 0) return;
   const auto blocks = static_cast<unsigned>((count + kBlock - 1) / kBlock);
   pop_batch_kernel<<<blocks, kBlock, 0, stream>>>(stack, count, out, empty);

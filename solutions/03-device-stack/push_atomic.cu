@@ -47,9 +47,7 @@ __global__ void push_atomic_kernel(DeviceStack<int> stack, const int* __restrict
 
 void push_atomic(DeviceStack<int> stack, const int* items, const std::uint8_t* push_flags, std::size_t n,
                  cudaStream_t stream) {
-  detail::check_stack("push_atomic", stack);
-  require_pointer("push_atomic", "items", items, n);
-  require_count_at_most("push_atomic", n, max_items);
+  detail::check_batch("push_atomic", stack, "items", items, n);
   if (n == 0) return;
   const auto blocks = static_cast<unsigned>((n + kBlock - 1) / kBlock);
   push_atomic_kernel<<<blocks, kBlock, 0, stream>>>(stack, items, push_flags, n);

@@ -23,10 +23,8 @@ __global__ void histogram_global_atomics_kernel(const int* __restrict__ samples,
 
 void histogram_global_atomics(const int* samples, std::size_t n, unsigned int* histogram,
                               int num_bins, int lower, int upper, cudaStream_t stream) {
-  detail::check_histogram_arguments("histogram_global_atomics", samples, n, histogram, num_bins,
-                                    lower, upper, global_atomics_max_bins);
-  CUDALAB_CHECK(cudaMemsetAsync(histogram, 0, static_cast<std::size_t>(num_bins) * sizeof(unsigned),
-                                stream));  // overwrite: all counts start at 0, also for n = 0
+  detail::check_and_zero("histogram_global_atomics", samples, n, histogram, num_bins, lower, upper,
+                         global_atomics_max_bins, stream);
   if (n == 0) return;
   const auto blocks = static_cast<unsigned>((n + kBlock - 1) / kBlock);
   histogram_global_atomics_kernel<<<blocks, kBlock, 0, stream>>>(samples, n, histogram,

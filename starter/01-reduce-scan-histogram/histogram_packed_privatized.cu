@@ -78,12 +78,7 @@ void launch(const int* samples, std::size_t n, unsigned int* histogram, Bins bin
   const std::size_t shared_bytes = static_cast<std::size_t>(words) * sizeof(unsigned);
   const auto kernel = histogram_packed_privatized_kernel<kPacked, Bins>;
   set_dynamic_shared(kernel, shared_bytes);  // above 48 KiB: opt in, within the device's limit
-  // One wave of as many blocks as fit on the GPU at once; fewer for small n
-  // (each thread should get at least one 16-byte vector).
-  const int per_sm = resident_blocks_per_sm(kernel, block, shared_bytes);
-  const std::size_t wave = static_cast<std::size_t>(sm_count()) * static_cast<std::size_t>(per_sm);
-  const std::size_t needed = (n + 4 * block - 1) / (4 * block);
-  const auto blocks = static_cast<unsigned>(std::min(wave, needed));
+  const unsigned blocks = detail::one_wave_blocks(kernel, block, shared_bytes, n);
   kernel<<<blocks, block, shared_bytes, stream>>>(samples, n, histogram, bins);
   CUDALAB_CHECK_LAUNCH();
 }
@@ -92,10 +87,8 @@ void launch(const int* samples, std::size_t n, unsigned int* histogram, Bins bin
 
 void histogram_packed_privatized(const int* samples, std::size_t n, unsigned int* histogram,
                                  int num_bins, int lower, int upper, cudaStream_t stream) {
-  detail::check_histogram_arguments("histogram_packed_privatized", samples, n, histogram, num_bins,
-                                    lower, upper, packed_privatized_max_bins);
-  CUDALAB_CHECK(cudaMemsetAsync(histogram, 0, static_cast<std::size_t>(num_bins) * sizeof(unsigned),
-                                stream));  // overwrite: all counts start at 0, also for n = 0
+  detail::check_and_zero("histogram_packed_privatized", samples, n, histogram, num_bins, lower, upper,
+                         packed_privatized_max_bins, stream);
   if (n == 0) return;
   const EvenBins bins(num_bins, lower, upper);
   // Packed bins per block on this device: 2 per 32-bit word of its opt-in

@@ -131,19 +131,13 @@ void launch(const int* keys_in, const int* values_in, std::size_t n, int* keys_o
 }  // namespace
 
 void merge_runs_merge_path(const int* in, std::size_t n, int* out, std::size_t run, cudaStream_t stream) {
-  detail::check_run("merge_runs_merge_path", run);
-  detail::check_sort_arguments("merge_runs_merge_path", in, n, out);
-  detail::check_not_in_place("merge_runs_merge_path", "the", in, out, n);
+  detail::check_merge_runs("merge_runs_merge_path", in, n, out, run);
   launch<false>(in, nullptr, n, out, nullptr, run, stream);
 }
 
 void merge_runs_merge_path(const int* keys_in, const int* values_in, std::size_t n, int* keys_out,
                            int* values_out, std::size_t run, cudaStream_t stream) {
-  detail::check_run("merge_runs_merge_path", run);
-  detail::check_sort_arguments("merge_runs_merge_path", keys_in, n, keys_out);
-  detail::check_sort_arguments("merge_runs_merge_path", values_in, n, values_out);
-  detail::check_not_in_place("merge_runs_merge_path", "the key", keys_in, keys_out, n);
-  detail::check_not_in_place("merge_runs_merge_path", "the value", values_in, values_out, n);
+  detail::check_merge_runs("merge_runs_merge_path", keys_in, values_in, n, keys_out, values_out, run);
   launch<true>(keys_in, values_in, n, keys_out, values_out, run, stream);
 }
 

@@ -50,9 +50,7 @@ __global__ void dequeue_kernel(DeviceQueue<int> queue, std::size_t count, int* _
 
 void ring_queue_enqueue(DeviceQueue<int> queue, const int* items, const std::uint8_t* push_flags, std::size_t n,
                         cudaStream_t stream) {
-  detail::check_queue("ring_queue_enqueue", queue);
-  require_pointer("ring_queue_enqueue", "items", items, n);
-  require_count_at_most("ring_queue_enqueue", n, max_items);
+  detail::check_batch("ring_queue_enqueue", queue, "items", items, n);
   if (n == 0) return;
   const auto blocks = static_cast<unsigned>((n + kBlock - 1) / kBlock);
   enqueue_kernel<<<blocks, kBlock, 0, stream>>>(queue, items, push_flags, n);
@@ -60,9 +58,7 @@ void ring_queue_enqueue(DeviceQueue<int> queue, const int* items, const std::uin
 }
 
 void ring_queue_dequeue(DeviceQueue<int> queue, std::size_t count, int* out, int empty, cudaStream_t stream) {
-  detail::check_queue("ring_queue_dequeue", queue);
-  require_pointer("ring_queue_dequeue", "out", out, count);
-  require_count_at_most("ring_queue_dequeue", count, max_items);
+  detail::check_batch("ring_queue_dequeue", queue, "out", out, count);
   if (count == 0) return;
   const auto blocks = static_cast<unsigned>((count + kBlock - 1) / kBlock);
   dequeue_kernel<<<blocks, kBlock, 0, stream>>>(queue, count, out, empty);

@@ -6,14 +6,6 @@
 
 namespace {
 using namespace cudalab::bench::sssp;
-const bool registered = [] {
-  using cudalab::sssp::signed_dist_t;
-  register_exercise<signed_dist_t>(
-      "bellman_ford_edge_parallel", bellman_ford_graphs(), Layout::out_csr,
-      [](const BenchGraph& g, const DeviceLayout& edges, signed_dist_t* dist, cudalab::graph::vertex_t*,
-         cudaStream_t s) {
-        return cudalab::sssp::bellman_ford_edge_parallel(edges.csr(), g.source, dist, s);
-      });
-  return true;
-}();
+const bool registered = register_distances("bellman_ford_edge_parallel", bellman_ford_graphs(), Layout::out_csr,
+                                           &cudalab::sssp::bellman_ford_edge_parallel);
 }  // namespace

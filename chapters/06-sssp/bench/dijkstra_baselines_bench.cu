@@ -5,12 +5,6 @@
 //   copy_bandwidth/int32/<n>     device-to-device copy: the memory ceiling
 #include "sssp_baselines.cuh"
 
-namespace cudalab::bench::sssp {
 namespace {
-const bool registered = [] {
-  register_boost_dijkstra(dijkstra_graphs());
-  register_copy_bandwidth<int>("int32", {1 << 24, 1 << 26});
-  return true;
-}();
+const bool registered = cudalab::bench::sssp::register_baselines(cudalab::bench::sssp::dijkstra_graphs());
 }  // namespace
-}  // namespace cudalab::bench::sssp

@@ -6,14 +6,6 @@
 
 namespace {
 using namespace cudalab::bench::sssp;
-const bool registered = [] {
-  using cudalab::sssp::dist_t;
-  register_exercise<dist_t>(
-      "dijkstra_parallel_extract_min", dijkstra_graphs(), Layout::out_csr,
-      [](const BenchGraph& g, const DeviceLayout& edges, dist_t* dist, cudalab::graph::vertex_t*,
-         cudaStream_t s) {
-        return cudalab::sssp::dijkstra_parallel_extract_min(edges.csr(), g.source, dist, s);
-      });
-  return true;
-}();
+const bool registered = register_distances("dijkstra_parallel_extract_min", dijkstra_graphs(), Layout::out_csr,
+                                           &cudalab::sssp::dijkstra_parallel_extract_min);
 }  // namespace

@@ -6,14 +6,6 @@
 
 namespace {
 using namespace cudalab::bench::sssp;
-const bool registered = [] {
-  using cudalab::sssp::signed_dist_t;
-  register_exercise<signed_dist_t>(
-      "spmv_bellman_ford_csr", bellman_ford_graphs(), Layout::in_csr,
-      [](const BenchGraph& g, const DeviceLayout& edges, signed_dist_t* dist, cudalab::graph::vertex_t*,
-         cudaStream_t s) {
-        return cudalab::sssp::spmv_bellman_ford_csr(edges.csr(), g.source, dist, s);
-      });
-  return true;
-}();
+const bool registered = register_distances("spmv_bellman_ford_csr", bellman_ford_graphs(), Layout::in_csr,
+                                           &cudalab::sssp::spmv_bellman_ford_csr);
 }  // namespace

@@ -65,4 +65,15 @@ inline void register_boost_dijkstra(const std::vector<GraphSpec>& graphs) {
   }
 }
 
+/// @brief Registers the baselines of one group of chapter 6's exercises:
+///        boost_dijkstra on `graphs` (register_boost_dijkstra) and
+///        copy_bandwidth/int32 at 2^24 and 2^26 elements.
+/// @param graphs the graphs of the group's exercises
+/// @return true, for a namespace-scope `const bool registered = ...`.
+inline bool register_baselines(const std::vector<GraphSpec>& graphs) {
+  register_boost_dijkstra(graphs);
+  register_copy_bandwidth<int>("int32", {1 << 24, 1 << 26});
+  return true;
+}
+
 }  // namespace cudalab::bench::sssp

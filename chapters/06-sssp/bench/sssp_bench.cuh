@@ -44,6 +44,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -467,6 +468,31 @@ void register_exercise(const std::string& slug, const std::vector<GraphSpec>& gr
       state.counters["edges"] = static_cast<double>(g.csr.num_edges());
     })->UseManualTime()->Unit(benchmark::kMillisecond);
   }
+}
+
+/// @brief register_exercise for an exercise called as
+///        `f(edges, source, dist, stream)` that writes no parents (6.1, 6.2,
+///        6.3, 6.5, 6.6): `edges` is the layout's CSR view, or its ELL view
+///        where `f` takes a graph::EllView (Layout::in_ell).
+/// @tparam D     the distance type, as in register_exercise
+/// @tparam Edges graph::CsrView or graph::EllView
+/// @param slug   the exercise's slug: the benchmarks are "<slug>/<graph>/<n>"
+/// @param graphs the graphs to run on
+/// @param layout the layout of the edges `f` reads
+/// @param f      the exercise's function
+/// @return true, for a namespace-scope `const bool registered = ...`.
+template <class D, class Edges>
+bool register_distances(const std::string& slug, const std::vector<GraphSpec>& graphs, Layout layout,
+                        cudalab::sssp::Stats (*f)(Edges, graph::vertex_t, D*, cudaStream_t)) {
+  register_exercise<D>(slug, graphs, layout,
+                       [f](const BenchGraph& g, const DeviceLayout& edges, D* dist, graph::vertex_t*, cudaStream_t s) {
+                         if constexpr (std::is_same_v<Edges, graph::EllView>) {
+                           return f(edges.ell_view(), g.source, dist, s);
+                         } else {
+                           return f(edges.csr(), g.source, dist, s);
+                         }
+                       });
+  return true;
 }
 
 /// The Luxembourg road network, when luxembourg_osm.mtx is in CUDALAB_DATA_DIR

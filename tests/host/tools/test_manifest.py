@@ -155,7 +155,7 @@ class ManifestTest(unittest.TestCase):
                     # CMake reads the slugs from the manifest (cmake/CudalabExercise.cmake) and adds
                     # each to the cudalab_add_exercises call of its group
                     group = self.loaded[ex["id"]].group
-                    self.assertRegex(cmake, rf"(?m)^\s*GROUP\s+{re.escape(group)}\s*$",
+                    self.assertRegex(cmake, rf"\bGROUP\s+{re.escape(group)}(?=[\s)])",
                                      f"{slug}'s group {group} is not a GROUP of chapters/{d}/CMakeLists.txt")
 
     def test_suite_name_matches_filter(self):

@@ -46,6 +46,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
@@ -54,6 +55,8 @@
 #include <string>
 
 #include "cudalab/args.hpp"
+#include "cudalab/device.cuh"
+#include "cudalab/error.cuh"
 
 /// @brief Histograms (chapter 1, exercises 1.10 to 1.12).
 namespace cudalab::histogram {
@@ -215,6 +218,47 @@ inline void check_histogram_arguments(const char* function, const void* samples,
   require_pointer(function, "histogram", histogram, static_cast<std::size_t>(num_bins));
   require_pointer(function, "samples", samples, n);
   require_count_at_most(function, n, max_samples);
+}
+
+/// @brief The start of every histogram launcher: checks the arguments
+///        (check_histogram_arguments) and sets the `num_bins` counters of
+///        `histogram` to 0 on `stream` (the call overwrites them, also for
+///        n = 0).
+/// @param function  the public function being called, for the messages
+/// @param samples   device pointer to n samples
+/// @param n         sample count
+/// @param histogram device pointer to num_bins counters
+/// @param num_bins  number of bins, 1 ≤ num_bins ≤ max_bins
+/// @param lower     lower bound of the range, below upper
+/// @param upper     upper bound of the range
+/// @param max_bins  the most bins the function supports
+/// @param stream    the stream to run on; asynchronous
+/// @throws std::invalid_argument as in check_histogram_arguments (before any CUDA call).
+/// @throws cudalab::CudaError when the memset fails.
+inline void check_and_zero(const char* function, const int* samples, std::size_t n, unsigned int* histogram,
+                           int num_bins, int lower, int upper, int max_bins, cudaStream_t stream) {
+  check_histogram_arguments(function, samples, n, histogram, num_bins, lower, upper, max_bins);
+  CUDALAB_CHECK(cudaMemsetAsync(histogram, 0, static_cast<std::size_t>(num_bins) * sizeof(unsigned), stream));
+}
+
+/// @brief The grid of the privatized histograms: one wave of as many blocks
+///        of `threads` threads and `shared_bytes` of dynamic shared memory
+///        as fit on the GPU at once (resident_blocks_per_sm × sm_count);
+///        fewer for small n, so that each thread gets at least one 16-byte
+///        vector (4 samples).
+/// @tparam Args the kernel's parameter types
+/// @param kernel       the kernel to be launched
+/// @param threads      threads per block, > 0
+/// @param shared_bytes dynamic shared memory per block, bytes
+/// @param n            sample count, > 0
+/// @return the number of blocks, ≥ 1 for n > 0.
+/// @throws cudalab::CudaError when a CUDA call fails.
+template <class... Args>
+unsigned one_wave_blocks(void (*kernel)(Args...), int threads, std::size_t shared_bytes, std::size_t n) {
+  const int per_sm = resident_blocks_per_sm(kernel, threads, shared_bytes);
+  const std::size_t wave = static_cast<std::size_t>(sm_count()) * static_cast<std::size_t>(per_sm);
+  const std::size_t needed = (n + 4 * threads - 1) / (4 * threads);
+  return static_cast<unsigned>(std::min(wave, needed));
 }
 
 /// @brief Calls `f(sample)` for every sample this thread owns when the whole

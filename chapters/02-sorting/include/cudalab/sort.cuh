@@ -329,6 +329,42 @@ inline void check_not_in_place(const char* function, const char* what, const voi
   }
 }
 
+/// @brief The checks of the keys-only merge_runs_* functions, in this
+///        order: `run` (check_run), `in`, `out` and n (check_sort_arguments),
+///        then `out != in` (check_not_in_place).
+/// @param function the public function being called, for the messages
+/// @param in       device pointer to n keys
+/// @param n        key count
+/// @param out      device pointer to n keys
+/// @param run      the length of the sorted runs
+/// @throws std::invalid_argument as in the file's common contract.
+inline void check_merge_runs(const char* function, const void* in, std::size_t n, const void* out,
+                             std::size_t run) {
+  check_run(function, run);
+  check_sort_arguments(function, in, n, out);
+  check_not_in_place(function, "the", in, out, n);
+}
+
+/// @brief The checks of the key-value merge_runs_* functions, in this
+///        order: `run`, the keys, the values, then that neither output is
+///        its input.
+/// @param function   the public function being called, for the messages
+/// @param keys_in    device pointer to n keys
+/// @param values_in  device pointer to n values
+/// @param n          pair count
+/// @param keys_out   device pointer to n keys
+/// @param values_out device pointer to n values
+/// @param run        the length of the sorted runs
+/// @throws std::invalid_argument as in the file's common contract.
+inline void check_merge_runs(const char* function, const void* keys_in, const void* values_in, std::size_t n,
+                             const void* keys_out, const void* values_out, std::size_t run) {
+  check_run(function, run);
+  check_sort_arguments(function, keys_in, n, keys_out);
+  check_sort_arguments(function, values_in, n, values_out);
+  check_not_in_place(function, "the key", keys_in, keys_out, n);
+  check_not_in_place(function, "the value", values_in, values_out, n);
+}
+
 /// @brief The smallest power of two ≥ max(n, floor) (floor a power of two).
 inline std::size_t pad_to_power_of_two(std::size_t n, std::size_t floor) {
   std::size_t p = floor;

@@ -435,7 +435,8 @@ void ring_queue_dequeue(DeviceQueue<int> queue, std::size_t count, int* out, int
                         cudaStream_t stream = nullptr);
 
 namespace detail {
-/// @brief The checks of a stack view every launcher performs first.
+/// @brief The checks of a stack view: `data` not null when capacity > 0,
+///        `count` and `errors` not null.
 /// @throws std::invalid_argument as described in the file description.
 template <class T>
 void check_stack(const char* function, const DeviceStack<T>& s) {
@@ -443,7 +444,8 @@ void check_stack(const char* function, const DeviceStack<T>& s) {
   require_pointer(function, "stack.count", s.count, 1);
   require_pointer(function, "stack.errors", s.errors, 1);
 }
-/// @brief The checks of a queue view every launcher performs first.
+/// @brief The checks of a queue view: `data` not null when capacity > 0,
+///        `head`, `tail` and `errors` not null.
 /// @throws std::invalid_argument as described in the file description.
 template <class T>
 void check_queue(const char* function, const DeviceQueue<T>& q) {
@@ -451,6 +453,35 @@ void check_queue(const char* function, const DeviceQueue<T>& q) {
   require_pointer(function, "queue.head", q.head, 1);
   require_pointer(function, "queue.tail", q.tail, 1);
   require_pointer(function, "queue.errors", q.errors, 1);
+}
+/// @brief check_stack or check_queue, by the view's type (for check_batch).
+/// @throws std::invalid_argument as described there.
+template <class T>
+void check_view(const char* function, const DeviceStack<T>& s) {
+  check_stack(function, s);
+}
+/// @brief check_stack or check_queue, by the view's type (for check_batch).
+/// @throws std::invalid_argument as described there.
+template <class T>
+void check_view(const char* function, const DeviceQueue<T>& q) {
+  check_queue(function, q);
+}
+/// @brief The checks every push, pop, enqueue and dequeue launcher
+///        performs first, in this order: the view's (check_view), then the
+///        batch's.
+/// @tparam View DeviceStack<T> or DeviceQueue<T>
+/// @param function the public function being called, for the messages
+/// @param view     the stack or queue the call works on
+/// @param what     the name of the batch's pointer parameter, for the message
+/// @param items    the batch's device pointer, to n items
+/// @param n        the batch's size
+/// @throws std::invalid_argument when the view is malformed (see check_view),
+///         `items` is null with n > 0, or n > max_items.
+template <class View>
+void check_batch(const char* function, const View& view, const char* what, const void* items, std::size_t n) {
+  check_view(function, view);
+  require_pointer(function, what, items, n);
+  require_count_at_most(function, n, max_items);
 }
 /// @brief The checks of a TreeRule.
 /// @throws std::invalid_argument when max_depth > 30 or keep_per_1024 > 1024.
