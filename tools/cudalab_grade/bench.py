@@ -35,6 +35,24 @@ def json_object(pairs: list[tuple]) -> dict:
     return obj
 
 
+# The counter a benchmark sets, with its message as the label, on a repetition
+# whose output was wrong (cudalab::bench::report_wrong_output in bench.cuh): a
+# failure, like an error, but one Google Benchmark's statistics survive when
+# some repetitions have it and others do not.
+WRONG_OUTPUT = "wrong_output"
+
+
+def failure_of(entry: dict) -> str | None:
+    """Why one benchmark entry failed (an error, a skip, or a wrong output), or None."""
+    if entry.get("error_occurred") or entry.get("skipped"):
+        return str(entry.get("error_message") or entry.get("skip_message") or "skipped")
+    wrong = entry_counters(entry).get(WRONG_OUTPUT)
+    if wrong:
+        label = entry.get("label")
+        return str(label) if label else "an output is wrong"
+    return None
+
+
 def entry_counters(entry: dict) -> dict:
     """The user counters of one benchmark entry, without "n" (the row's n already).
     A standard key counts only when it is repeated (parsed with json_object)."""
@@ -154,8 +172,9 @@ def results_from(data: dict) -> dict:
     'repetitions', 'cv', 'run_name'}: the median aggregate when the run has
     repetitions, else the (median of the) iteration entries; 'counters' are the
     user counters of the same entries (entry_counters; per counter, the median
-    of the iteration entries). Benchmarks that failed or were skipped
-    are listed in 'errors' as {'name', 'message'}.
+    of the iteration entries). Benchmarks that failed, were skipped or had
+    a repetition with a wrong output (failure_of) are listed in 'errors' as
+    {'name', 'message'}; an error outweighs any result of the same name.
     """
     context = data.get("context") if isinstance(data.get("context"), dict) else {}
     medians: dict[str, dict] = {}
@@ -172,10 +191,10 @@ def results_from(data: dict) -> dict:
             order.append(name)
         if n_counter(entry) is not None:
             counts.setdefault(name, n_counter(entry))
-        if entry.get("error_occurred") or entry.get("skipped"):
-            msg = entry.get("error_message") or entry.get("skip_message") or "skipped"
+        msg = failure_of(entry)
+        if msg is not None:
             if not any(e["name"] == name for e in errors):
-                errors.append({"name": name, "message": str(msg)})
+                errors.append({"name": name, "message": msg})
             continue
         if entry.get("run_type") == "aggregate":
             agg = entry.get("aggregate_name")
@@ -189,7 +208,10 @@ def results_from(data: dict) -> dict:
         else:
             iterations.setdefault(name, []).append(entry)
     results: dict[tuple, dict] = {}
+    failed = {e["name"] for e in errors}
     for name in order:
+        if name in failed:
+            continue
         if name in medians:
             chosen, source, reps = medians[name], "median", medians[name].get("repetitions")
             m = measurement(chosen)
@@ -268,7 +290,7 @@ PLAUSIBLE_FACTOR = 20  # default max_plausible_ratio: this many times the speed 
 def _entries_of(benchmarks: list[dict], name: str) -> list[dict]:
     return [e for e in benchmarks if isinstance(e, dict)
             and plain_name(run_name_of(e)) == plain_name(name)
-            and not e.get("error_occurred") and not e.get("skipped")]
+            and failure_of(e) is None]
 
 
 def repetition_times_ns(benchmarks: list[dict], name: str) -> list[float]:

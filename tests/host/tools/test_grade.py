@@ -1306,6 +1306,31 @@ class HelperTest(unittest.TestCase):
         self.assertIsNone(bench.real_time_ns([{"name": "a", "error_occurred": True,
                                                "error_message": "x"}], "a")[0])
 
+    def test_bench_wrong_output_in_one_repetition_fails_the_benchmark(self):
+        # bench.cuh marks a repetition whose output was wrong with the wrong_output counter and
+        # its message as the label (not SkipWithError: Google Benchmark <= 1.8 crashes on
+        # statistics over repetitions of which only some were skipped). One marked repetition
+        # among good ones fails the benchmark, with the label's message, and no time is taken.
+        entries = [{"name": "a/manual_time", "run_name": "a/manual_time", "run_type": "iteration",
+                    "real_time": t, "time_unit": "ns"} for t in (5, 1, 3)]
+        entries[1] = dict(entries[1], wrong_output=1,
+                          label="a call's output is wrong (a call checked at random): sum 7, expected 8")
+        entries.append({"name": "a/manual_time_median", "run_name": "a/manual_time",
+                        "run_type": "aggregate", "aggregate_name": "median", "real_time": 3,
+                        "time_unit": "ns", "wrong_output": 0.33})
+        t, why = bench.real_time_ns(entries, "a")
+        self.assertIsNone(t)
+        self.assertIn("output is wrong (a call checked at random): sum 7, expected 8", why)
+        self.assertEqual(bench.repetition_times_ns(entries, "a"), [5.0, 3.0])
+        parsed = bench.results_from({"benchmarks": entries})
+        self.assertEqual(parsed["results"], {})
+        self.assertEqual(len(parsed["errors"]), 1)
+        # a label without the counter is a plain label (sssp's graph names), not a failure
+        ok = [dict(e, label="road graph") for e in entries[:1]]
+        self.assertEqual(bench.real_time_ns(ok, "a"), (5.0, ""))
+        self.assertIsNone(bench.failure_of({"name": "a", "wrong_output": 0}))
+        self.assertEqual(bench.failure_of({"name": "a", "wrong_output": 1}), "an output is wrong")
+
     def test_skip_reasons(self):
         out = ("[ RUN      ] A.B\n[       OK ] A.B (0 ms)\n[ RUN      ] A.C\nf.cu:3: Skipped\nno room\n"
                "[  SKIPPED ] A.C (0 ms)\n[ RUN      ] A.D\n[  SKIPPED ] A.D (0 ms)\n"
