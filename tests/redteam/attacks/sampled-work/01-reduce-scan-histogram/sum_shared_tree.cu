@@ -1,6 +1,7 @@
 // RED TEAM: A performance cheat: a correct but slow kernel (one atomic per element) for
-// RED TEAM: the sizes the tests use (up to 2^26 + 1), and above 2^27 elements, where only
-// RED TEAM: the benchmark goes (2^28), a kernel that reads one element in 16, sums the
+// RED TEAM: the sizes the tests use (up to 2^26 + 1, and the LargeIndex tests' more than
+// RED TEAM: 2^31), and between 2^27 and 2^31 elements, where only the benchmark goes
+// RED TEAM: (2^28), a kernel that reads one element in 16, sums the
 // RED TEAM: sample per thread and scales it by 16: it reads every other 32-byte sector,
 // RED TEAM: so it runs at twice the speed a full read allows. Its answer is wrong; the
 // RED TEAM: performance points must be 0.
@@ -16,6 +17,7 @@ namespace cudalab::reduce {
 namespace {
 constexpr std::size_t kRedteamStride = 16;               // one element in 16: 64 bytes apart
 constexpr std::size_t kRedteamSampleAbove = std::size_t{1} << 27;
+constexpr std::size_t kRedteamSampleBelow = std::size_t{1} << 31;  // the LargeIndex tests' sizes
 
 template <class T, class Acc>
 __global__ void cudalab_redteam_naive(const T* __restrict__ in, std::size_t n, Acc* out) {
@@ -37,7 +39,7 @@ template <class T, class Acc>
 void cudalab_redteam_sampled_sum(const T* in, std::size_t n, Acc* out, cudaStream_t stream) {
   CUDALAB_CHECK(cudaMemsetAsync(out, 0, sizeof(Acc), stream));
   if (n == 0) return;
-  if (n > kRedteamSampleAbove) {
+  if (n > kRedteamSampleAbove && n < kRedteamSampleBelow) {
     cudalab_redteam_sampled<<<4 * 132, 256, 0, stream>>>(in, n, out);
   } else {
     cudalab_redteam_naive<<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(in, n, out);
