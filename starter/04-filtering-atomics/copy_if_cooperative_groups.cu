@@ -57,11 +57,8 @@ __global__ void __launch_bounds__(kThreads)
 template <class T, class Pred>
 void copy_if_cooperative_groups(const T* in, std::size_t n, Pred pred, T* out, std::size_t capacity,
                                 unsigned long long* count, cudaStream_t stream) {
-  detail::check_filter_arguments("copy_if_cooperative_groups", in, n, out, capacity, count);
-  CUDALAB_CHECK(cudaMemsetAsync(count, 0, sizeof(unsigned long long), stream));
-  if (n == 0) return;
-  const auto blocks = static_cast<unsigned>((n + kTile - 1) / kTile);
-  cooperative_groups_kernel<<<blocks, kThreads, 0, stream>>>(in, n, pred, out, capacity, count);
+  if (!detail::start_copy_if("copy_if_cooperative_groups", in, n, out, capacity, count, stream)) return;
+  cooperative_groups_kernel<<<blocks_for(n, kTile), kThreads, 0, stream>>>(in, n, pred, out, capacity, count);
   CUDALAB_CHECK_LAUNCH();
 }
 

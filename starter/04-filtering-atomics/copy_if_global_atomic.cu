@@ -29,11 +29,8 @@ __global__ void global_atomic_kernel(const T* __restrict__ in, std::size_t n, Pr
 template <class T, class Pred>
 void copy_if_global_atomic(const T* in, std::size_t n, Pred pred, T* out, std::size_t capacity,
                            unsigned long long* count, cudaStream_t stream) {
-  detail::check_filter_arguments("copy_if_global_atomic", in, n, out, capacity, count);
-  CUDALAB_CHECK(cudaMemsetAsync(count, 0, sizeof(unsigned long long), stream));
-  if (n == 0) return;
-  const auto blocks = static_cast<unsigned>((n + kBlock - 1) / kBlock);
-  global_atomic_kernel<<<blocks, kBlock, 0, stream>>>(in, n, pred, out, capacity, count);
+  if (!detail::start_copy_if("copy_if_global_atomic", in, n, out, capacity, count, stream)) return;
+  global_atomic_kernel<<<blocks_for(n, kBlock), kBlock, 0, stream>>>(in, n, pred, out, capacity, count);
   CUDALAB_CHECK_LAUNCH();
 }
 

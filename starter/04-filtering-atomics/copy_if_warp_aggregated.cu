@@ -48,11 +48,8 @@ __global__ void __launch_bounds__(kThreads)
 template <class T, class Pred>
 void copy_if_warp_aggregated(const T* in, std::size_t n, Pred pred, T* out, std::size_t capacity,
                              unsigned long long* count, cudaStream_t stream) {
-  detail::check_filter_arguments("copy_if_warp_aggregated", in, n, out, capacity, count);
-  CUDALAB_CHECK(cudaMemsetAsync(count, 0, sizeof(unsigned long long), stream));
-  if (n == 0) return;
-  const auto blocks = static_cast<unsigned>((n + kTile - 1) / kTile);
-  warp_aggregated_kernel<<<blocks, kThreads, 0, stream>>>(in, n, pred, out, capacity, count);
+  if (!detail::start_copy_if("copy_if_warp_aggregated", in, n, out, capacity, count, stream)) return;
+  warp_aggregated_kernel<<<blocks_for(n, kTile), kThreads, 0, stream>>>(in, n, pred, out, capacity, count);
   CUDALAB_CHECK_LAUNCH();
 }
 

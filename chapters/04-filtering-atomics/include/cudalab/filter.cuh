@@ -59,6 +59,8 @@
 #include <string>
 
 #include "cudalab/args.hpp"
+#include "cudalab/device.cuh"
+#include "cudalab/error.cuh"
 
 /// @brief Filtering with atomics (chapter 4, exercises 4.1 to 4.7).
 namespace cudalab::filter {
@@ -340,6 +342,30 @@ void check_filter_arguments(const char* function, const T* in, std::size_t n, co
   require_pointer(function, "out", out, capacity);
   require_pointer(function, "count", count, 1);
   require_count_at_most(function, n, max_elements);
+}
+
+/// @brief The start of the copy_if_* launchers 4.1 to 4.5: checks the
+///        arguments (check_filter_arguments) and sets `*count` to 0 on
+///        `stream` (the call overwrites it, also for n = 0).
+/// @tparam T int or long long
+/// @param function the public function being called, for the messages
+/// @param in       device pointer to n elements
+/// @param n        element count, 0 ≤ n ≤ max_elements
+/// @param out      device pointer to `capacity` elements
+/// @param capacity room in `out`, in elements
+/// @param count    device pointer to the counter, set to 0 here
+/// @param stream   the stream to run on; asynchronous
+/// @return whether there is a kernel to launch: false for n = 0, where the
+///         launcher is done (`*count` is 0).
+/// @throws std::invalid_argument as in the file description (before any CUDA call).
+/// @throws cudalab::CudaError when the memset fails.
+/// O(1) on the host; one memset of 8 bytes enqueued.
+template <class T>
+bool start_copy_if(const char* function, const T* in, std::size_t n, const T* out, std::size_t capacity,
+                   unsigned long long* count, cudaStream_t stream) {
+  check_filter_arguments(function, in, n, out, capacity, count);
+  CUDALAB_CHECK(cudaMemsetAsync(count, 0, sizeof(unsigned long long), stream));
+  return n != 0;
 }
 }  // namespace detail
 

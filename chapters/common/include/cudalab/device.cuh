@@ -374,6 +374,22 @@ int resident_blocks_per_sm(void (*kernel)(Args...), int threads, std::size_t dyn
   return resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), threads, dynamic_shared);
 }
 
+/// @brief The grid that gives each block `per_block` of `count` items
+///        (elements, tiles, pairs, ...): ⌈count / per_block⌉ blocks, the
+///        last one partly used, as the `unsigned` a launch takes.
+///
+/// The grid size of the launchers whose kernels take one item per thread
+/// (per_block = the block's threads) or one tile per block (per_block =
+/// the tile); given code, not part of an exercise.
+/// @param count     number of items; 0 gives 0 blocks, which the callers never launch
+/// @param per_block items per block, > 0
+/// @return `(count + per_block - 1) / per_block`, converted to `unsigned`
+///         (the callers' limits keep it below 2^32).
+/// O(1); no CUDA call, never throws.
+constexpr unsigned blocks_for(std::size_t count, std::size_t per_block) {
+  return static_cast<unsigned>((count + per_block - 1) / per_block);
+}
+
 /// @brief Blocks of `threads` threads that fill the device once when each
 ///        SM holds as many as its thread limit allows (sm_count ×
 ///        max_threads_per_sm / threads, of cudalab::device_limits()): the
