@@ -84,18 +84,12 @@ __global__ void blelloch_kernel(const int* in, std::size_t n, int* out, std::siz
 
 void exclusive_scan_blelloch(const int* in, std::size_t n, int* out, std::size_t tile,
                              cudaStream_t stream) {
-  detail::check_scan_arguments("exclusive_scan_blelloch", in, n, out);
-  detail::check_tile("exclusive_scan_blelloch", tile, 2, max_tile_blelloch);
-  if (n == 0) return;
-  const std::size_t tiles = (n + tile - 1) / tile;
-  constexpr std::size_t kMaxGrid = 0x7fffffff;
+  if (!detail::start_tiled_scan("exclusive_scan_blelloch", in, n, out, tile, 2, max_tile_blelloch)) return;
   const std::size_t shared_bytes = (tile + (tile >> kLogBanks)) * sizeof(unsigned);
-  for (std::size_t first = 0; first < tiles; first += kMaxGrid) {
-    const auto blocks = static_cast<unsigned>(std::min(kMaxGrid, tiles - first));
-    blelloch_kernel<<<blocks, static_cast<unsigned>(tile / 2), shared_bytes, stream>>>(in, n, out,
-                                                                                     first);
+  detail::for_each_grid((n + tile - 1) / tile, [&](std::size_t first, unsigned blocks) {
+    blelloch_kernel<<<blocks, static_cast<unsigned>(tile / 2), shared_bytes, stream>>>(in, n, out, first);
     CUDALAB_CHECK_LAUNCH();
-  }
+  });
 }
 
 }  // namespace cudalab::scan

@@ -49,9 +49,8 @@ __global__ void __launch_bounds__(kBlock)
 
 void histogram_shared_privatized(const int* samples, std::size_t n, unsigned int* histogram,
                                  int num_bins, int lower, int upper, cudaStream_t stream) {
-  detail::check_and_zero("histogram_shared_privatized", samples, n, histogram, num_bins, lower, upper,
-                         shared_privatized_max_bins, stream);
-  if (n == 0) return;
+  if (!detail::start_histogram("histogram_shared_privatized", samples, n, histogram, num_bins, lower, upper,
+                               shared_privatized_max_bins, stream)) return;
   const std::size_t shared_bytes = static_cast<std::size_t>(num_bins) * sizeof(unsigned);
   const unsigned blocks =
       detail::one_wave_blocks(histogram_shared_privatized_kernel, kBlock, shared_bytes, n);

@@ -51,20 +51,15 @@ __global__ void hillis_steele_kernel(const int* in, std::size_t n, int* out,
 
 void inclusive_scan_hillis_steele(const int* in, std::size_t n, int* out, std::size_t tile,
                                   cudaStream_t stream) {
-  detail::check_scan_arguments("inclusive_scan_hillis_steele", in, n, out);
-  detail::check_tile("inclusive_scan_hillis_steele", tile, 1, max_tile_hillis_steele);
-  if (n == 0) return;
+  if (!detail::start_tiled_scan("inclusive_scan_hillis_steele", in, n, out, tile, 1, max_tile_hillis_steele))
+    return;
   // One block of `tile` threads per tile; a grid has at most 2^31 - 1 blocks,
-  // so tiny tiles of a huge array take several launches.
-  const std::size_t tiles = (n + tile - 1) / tile;
-  constexpr std::size_t kMaxGrid = 0x7fffffff;
+  // so tiny tiles of a huge array take several launches (detail::for_each_grid).
   const std::size_t shared_bytes = 2 * tile * sizeof(unsigned);
-  for (std::size_t first = 0; first < tiles; first += kMaxGrid) {
-    const auto blocks = static_cast<unsigned>(std::min(kMaxGrid, tiles - first));
-    hillis_steele_kernel<<<blocks, static_cast<unsigned>(tile), shared_bytes, stream>>>(in, n, out,
-                                                                                       first);
+  detail::for_each_grid((n + tile - 1) / tile, [&](std::size_t first, unsigned blocks) {
+    hillis_steele_kernel<<<blocks, static_cast<unsigned>(tile), shared_bytes, stream>>>(in, n, out, first);
     CUDALAB_CHECK_LAUNCH();
-  }
+  });
 }
 
 }  // namespace cudalab::scan

@@ -93,8 +93,7 @@ __global__ void __launch_bounds__(kBlock) sum_vectorized_kernel(const T* __restr
 
 template <class T, class Acc>
 void launch(const T* in, std::size_t n, Acc* out, cudaStream_t stream) {
-  CUDALAB_CHECK(cudaMemsetAsync(out, 0, sizeof(Acc), stream));  // the identity, also for n = 0
-  if (n == 0) return;
+  if (!detail::start_sum(out, n, stream)) return;  // *out = 0, the identity, also for n = 0
   // BEGIN SOLUTION
   // Split at the first 16-byte boundary (elements are naturally aligned, so
   // the distance to it is a whole number of elements).

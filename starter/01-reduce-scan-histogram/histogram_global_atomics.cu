@@ -23,12 +23,10 @@ __global__ void histogram_global_atomics_kernel(const int* __restrict__ samples,
 
 void histogram_global_atomics(const int* samples, std::size_t n, unsigned int* histogram,
                               int num_bins, int lower, int upper, cudaStream_t stream) {
-  detail::check_and_zero("histogram_global_atomics", samples, n, histogram, num_bins, lower, upper,
-                         global_atomics_max_bins, stream);
-  if (n == 0) return;
-  const auto blocks = static_cast<unsigned>((n + kBlock - 1) / kBlock);
-  histogram_global_atomics_kernel<<<blocks, kBlock, 0, stream>>>(samples, n, histogram,
-                                                                 EvenBins(num_bins, lower, upper));
+  if (!detail::start_histogram("histogram_global_atomics", samples, n, histogram, num_bins, lower, upper,
+                               global_atomics_max_bins, stream)) return;
+  histogram_global_atomics_kernel<<<blocks_for(n, kBlock), kBlock, 0, stream>>>(
+      samples, n, histogram, EvenBins(num_bins, lower, upper));
   CUDALAB_CHECK_LAUNCH();
 }
 

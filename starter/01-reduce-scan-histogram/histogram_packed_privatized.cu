@@ -87,9 +87,8 @@ void launch(const int* samples, std::size_t n, unsigned int* histogram, Bins bin
 
 void histogram_packed_privatized(const int* samples, std::size_t n, unsigned int* histogram,
                                  int num_bins, int lower, int upper, cudaStream_t stream) {
-  detail::check_and_zero("histogram_packed_privatized", samples, n, histogram, num_bins, lower, upper,
-                         packed_privatized_max_bins, stream);
-  if (n == 0) return;
+  if (!detail::start_histogram("histogram_packed_privatized", samples, n, histogram, num_bins, lower, upper,
+                               packed_privatized_max_bins, stream)) return;
   const EvenBins bins(num_bins, lower, upper);
   // Packed bins per block on this device: 2 per 32-bit word of its opt-in
   // shared memory per block (65,536 and more from the A100 on: one launch).

@@ -26,11 +26,9 @@ __global__ void __launch_bounds__(kBlock) sum_shared_tree_kernel(const T* __rest
 
 template <class T, class Acc>
 void launch(const T* in, std::size_t n, Acc* out, cudaStream_t stream) {
-  CUDALAB_CHECK(cudaMemsetAsync(out, 0, sizeof(Acc), stream));  // the identity, also for n = 0
-  if (n == 0) return;
+  if (!detail::start_sum(out, n, stream)) return;  // *out = 0, the identity, also for n = 0
   const std::size_t tile = 2 * static_cast<std::size_t>(kBlock);
-  const auto blocks = static_cast<unsigned>((n + tile - 1) / tile);
-  sum_shared_tree_kernel<<<blocks, kBlock, 0, stream>>>(in, n, out);
+  sum_shared_tree_kernel<<<blocks_for(n, tile), kBlock, 0, stream>>>(in, n, out);
   CUDALAB_CHECK_LAUNCH();
 }
 

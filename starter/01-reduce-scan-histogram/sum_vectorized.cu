@@ -50,8 +50,7 @@ __global__ void __launch_bounds__(kBlock) sum_vectorized_kernel(const T* __restr
 
 template <class T, class Acc>
 void launch(const T* in, std::size_t n, Acc* out, cudaStream_t stream) {
-  CUDALAB_CHECK(cudaMemsetAsync(out, 0, sizeof(Acc), stream));  // the identity, also for n = 0
-  if (n == 0) return;
+  if (!detail::start_sum(out, n, stream)) return;  // *out = 0, the identity, also for n = 0
   // TODO(1.4): head = number of elements before the first 16-byte aligned
   // address (at most 3, at most n); vecs = whole 4-element vectors after it;
   // blocks = enough to fill the GPU once (cudalab::full_wave_blocks), fewer for small n.

@@ -23,10 +23,8 @@ __global__ void sum_warp_shuffle_kernel(const T* __restrict__ in, std::size_t n,
 
 template <class T, class Acc>
 void launch(const T* in, std::size_t n, Acc* out, cudaStream_t stream) {
-  CUDALAB_CHECK(cudaMemsetAsync(out, 0, sizeof(Acc), stream));  // the identity, also for n = 0
-  if (n == 0) return;
-  const auto blocks = static_cast<unsigned>((n + kBlock - 1) / kBlock);
-  sum_warp_shuffle_kernel<<<blocks, kBlock, 0, stream>>>(in, n, out);
+  if (!detail::start_sum(out, n, stream)) return;  // *out = 0, the identity, also for n = 0
+  sum_warp_shuffle_kernel<<<blocks_for(n, kBlock), kBlock, 0, stream>>>(in, n, out);
   CUDALAB_CHECK_LAUNCH();
 }
 

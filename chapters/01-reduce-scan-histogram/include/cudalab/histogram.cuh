@@ -241,6 +241,27 @@ inline void check_and_zero(const char* function, const int* samples, std::size_t
   CUDALAB_CHECK(cudaMemsetAsync(histogram, 0, static_cast<std::size_t>(num_bins) * sizeof(unsigned), stream));
 }
 
+/// @brief The start of every histogram launcher (1.10 to 1.12):
+///        check_and_zero, and whether there is a kernel to launch.
+/// @param function  the public function being called, for the messages
+/// @param samples   device pointer to n samples
+/// @param n         sample count
+/// @param histogram device pointer to num_bins counters, set to 0 here
+/// @param num_bins  number of bins, 1 ≤ num_bins ≤ max_bins
+/// @param lower     lower bound of the range, below upper
+/// @param upper     upper bound of the range
+/// @param max_bins  the most bins the function supports
+/// @param stream    the stream to run on; asynchronous
+/// @return false for n = 0, where the launcher is done (every counter is 0).
+/// @throws std::invalid_argument as in check_histogram_arguments (before any CUDA call).
+/// @throws cudalab::CudaError when the memset fails.
+/// O(1) on the host; one memset of num_bins counters enqueued.
+inline bool start_histogram(const char* function, const int* samples, std::size_t n, unsigned int* histogram,
+                            int num_bins, int lower, int upper, int max_bins, cudaStream_t stream) {
+  check_and_zero(function, samples, n, histogram, num_bins, lower, upper, max_bins, stream);
+  return n != 0;
+}
+
 /// @brief The grid of the privatized histograms: one wave of as many blocks
 ///        of `threads` threads and `shared_bytes` of dynamic shared memory
 ///        as fit on the GPU at once (resident_blocks_per_sm × sm_count);

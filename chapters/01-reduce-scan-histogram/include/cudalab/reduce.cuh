@@ -35,6 +35,8 @@
 #include <limits>
 
 #include "cudalab/args.hpp"
+#include "cudalab/device.cuh"
+#include "cudalab/error.cuh"
 
 /// @brief Reductions (chapter 1, exercises 1.1 to 1.4).
 namespace cudalab::reduce {
@@ -109,6 +111,23 @@ inline void check_sum_arguments(const char* function, const void* in, std::size_
   require_pointer(function, "out", out, 1);
   require_pointer(function, "in", in, n);
   require_count_at_most(function, n, max_elements);
+}
+
+/// @brief The start of every sum's launch (1.1 to 1.4), after
+///        check_sum_arguments: sets `*out` to the identity 0 on `stream`
+///        (the call overwrites it, also for n = 0).
+/// @tparam Acc long long (for int input) or float
+/// @param out    device pointer to the one result, set to 0 here
+/// @param n      element count
+/// @param stream the stream to run on; asynchronous
+/// @return whether there is a kernel to launch: false for n = 0, where the
+///         sum is done (`*out` is 0).
+/// @throws cudalab::CudaError when the memset fails.
+/// O(1) on the host; one memset of sizeof(Acc) bytes enqueued.
+template <class Acc>
+bool start_sum(Acc* out, std::size_t n, cudaStream_t stream) {
+  CUDALAB_CHECK(cudaMemsetAsync(out, 0, sizeof(Acc), stream));
+  return n != 0;
 }
 }  // namespace detail
 

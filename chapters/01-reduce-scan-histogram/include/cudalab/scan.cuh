@@ -35,6 +35,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
@@ -287,6 +288,43 @@ inline void check_tile(const char* function, std::size_t tile, std::size_t lo, s
                                 " is not a power of two in [" + std::to_string(lo) + ", " +
                                 std::to_string(hi) + "]");
   }
+}
+
+/// @brief The start of the tiled scans 1.5 and 1.6: check_scan_arguments,
+///        then check_tile, and whether there is a kernel to launch.
+/// @param function the public function being called, for the messages
+/// @param in       device pointer to n elements
+/// @param n        element count
+/// @param out      device pointer to n elements
+/// @param tile     elements per tile
+/// @param lo       the smallest tile the function accepts (a power of two)
+/// @param hi       the largest tile the function accepts (a power of two)
+/// @return false for n = 0, where the scan is done (nothing to write).
+/// @throws std::invalid_argument as check_scan_arguments and check_tile
+///         (before any CUDA call).
+/// O(1); no CUDA call.
+inline bool start_tiled_scan(const char* function, const void* in, std::size_t n, const void* out,
+                             std::size_t tile, std::size_t lo, std::size_t hi) {
+  check_scan_arguments(function, in, n, out);
+  check_tile(function, tile, lo, hi);
+  return n != 0;
+}
+
+/// @brief Calls `launch(first, blocks)` once per grid of the tiled scans'
+///        one-block-per-tile launches: a grid has at most 2^31 − 1 blocks,
+///        so tiny tiles of a huge array take several launches. `first` is
+///        the grid's first tile (0, 2^31 − 1, ...), `blocks` its number of
+///        tiles, min(2^31 − 1, tiles − first).
+/// @tparam Launch callable as `launch(std::size_t first, unsigned blocks)`
+/// @param tiles  number of tiles; 0 calls nothing
+/// @param launch launches the kernel for one grid (and checks the launch)
+/// @throws whatever `launch` throws (cudalab::CudaError for a failed launch).
+/// ⌈tiles / (2^31 − 1)⌉ calls.
+template <class Launch>
+void for_each_grid(std::size_t tiles, Launch&& launch) {
+  constexpr std::size_t kMaxGrid = 0x7fffffff;
+  for (std::size_t first = 0; first < tiles; first += kMaxGrid)
+    launch(first, static_cast<unsigned>(std::min(kMaxGrid, tiles - first)));
 }
 }  // namespace detail
 
