@@ -49,10 +49,8 @@ __global__ void pop_batch_kernel(DeviceStack<int> stack, std::size_t count, int*
 }  // namespace
 
 void pop_batch(DeviceStack<int> stack, std::size_t count, int* out, int empty, cudaStream_t stream) {
-  detail::check_batch("pop_batch", stack, "out", out, count);
-  if (count == 0) return;
-  const auto blocks = static_cast<unsigned>((count + kBlock - 1) / kBlock);
-  pop_batch_kernel<<<blocks, kBlock, 0, stream>>>(stack, count, out, empty);
+  if (!detail::start_batch("pop_batch", stack, "out", out, count)) return;
+  pop_batch_kernel<<<blocks_for(count, kBlock), kBlock, 0, stream>>>(stack, count, out, empty);
   CUDALAB_CHECK_LAUNCH();
 }
 

@@ -33,10 +33,8 @@ __global__ void push_atomic_kernel(DeviceStack<int> stack, const int* __restrict
 
 void push_atomic(DeviceStack<int> stack, const int* items, const std::uint8_t* push_flags, std::size_t n,
                  cudaStream_t stream) {
-  detail::check_batch("push_atomic", stack, "items", items, n);
-  if (n == 0) return;
-  const auto blocks = static_cast<unsigned>((n + kBlock - 1) / kBlock);
-  push_atomic_kernel<<<blocks, kBlock, 0, stream>>>(stack, items, push_flags, n);
+  if (!detail::start_batch("push_atomic", stack, "items", items, n)) return;
+  push_atomic_kernel<<<blocks_for(n, kBlock), kBlock, 0, stream>>>(stack, items, push_flags, n);
   CUDALAB_CHECK_LAUNCH();
 }
 

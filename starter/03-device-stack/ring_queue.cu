@@ -50,18 +50,14 @@ __global__ void dequeue_kernel(DeviceQueue<int> queue, std::size_t count, int* _
 
 void ring_queue_enqueue(DeviceQueue<int> queue, const int* items, const std::uint8_t* push_flags, std::size_t n,
                         cudaStream_t stream) {
-  detail::check_batch("ring_queue_enqueue", queue, "items", items, n);
-  if (n == 0) return;
-  const auto blocks = static_cast<unsigned>((n + kBlock - 1) / kBlock);
-  enqueue_kernel<<<blocks, kBlock, 0, stream>>>(queue, items, push_flags, n);
+  if (!detail::start_batch("ring_queue_enqueue", queue, "items", items, n)) return;
+  enqueue_kernel<<<blocks_for(n, kBlock), kBlock, 0, stream>>>(queue, items, push_flags, n);
   CUDALAB_CHECK_LAUNCH();
 }
 
 void ring_queue_dequeue(DeviceQueue<int> queue, std::size_t count, int* out, int empty, cudaStream_t stream) {
-  detail::check_batch("ring_queue_dequeue", queue, "out", out, count);
-  if (count == 0) return;
-  const auto blocks = static_cast<unsigned>((count + kBlock - 1) / kBlock);
-  dequeue_kernel<<<blocks, kBlock, 0, stream>>>(queue, count, out, empty);
+  if (!detail::start_batch("ring_queue_dequeue", queue, "out", out, count)) return;
+  dequeue_kernel<<<blocks_for(count, kBlock), kBlock, 0, stream>>>(queue, count, out, empty);
   CUDALAB_CHECK_LAUNCH();
 }
 

@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "cudalab/args.hpp"
+#include "cudalab/device.cuh"
 #include "cudalab/device_buffer.cuh"
 #include "cudalab/error.cuh"
 
@@ -482,6 +483,22 @@ void check_batch(const char* function, const View& view, const char* what, const
   check_view(function, view);
   require_pointer(function, what, items, n);
   require_count_at_most(function, n, max_items);
+}
+/// @brief The start of every push, pop, enqueue and dequeue launcher:
+///        check_batch, and whether there is a kernel to launch.
+/// @tparam View DeviceStack<T> or DeviceQueue<T>
+/// @param function the public function being called, for the messages
+/// @param view     the stack or queue the call works on
+/// @param what     the name of the batch's pointer parameter, for the message
+/// @param items    the batch's device pointer, to n items
+/// @param n        the batch's size
+/// @return false for n = 0, where the launcher is done (nothing is launched).
+/// @throws std::invalid_argument as check_batch (before any CUDA call).
+/// O(1); no CUDA call.
+template <class View>
+bool start_batch(const char* function, const View& view, const char* what, const void* items, std::size_t n) {
+  check_batch(function, view, what, items, n);
+  return n != 0;
 }
 /// @brief The checks of a TreeRule.
 /// @throws std::invalid_argument when max_depth > 30 or keep_per_1024 > 1024.
