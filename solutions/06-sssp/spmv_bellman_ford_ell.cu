@@ -47,14 +47,14 @@ __global__ void spmv_kernel(EllView t, const signed_dist_t* __restrict__ x, sign
 
 Stats spmv_bellman_ford_ell(EllView t, vertex_t source, signed_dist_t* dist, cudaStream_t stream) {
   detail::check_sssp_arguments("spmv_bellman_ford_ell", t, source, dist);
-  const unsigned blocks = detail::grid_for(t.num_rows, kBlock);
-  // Products until nothing changes: detail::iterate_min_plus_products
-  // (sssp.cuh), the same loop for 6.5 and 6.6.
-  return detail::iterate_min_plus_products(t.num_rows, source, dist, stream,
-                                           [&](const signed_dist_t* x, signed_dist_t* y, int* flags) {
-                                             spmv_kernel<<<blocks, kBlock, 0, stream>>>(t, x, y, flags);
-                                             CUDALAB_CHECK_LAUNCH();
-                                           });
+  // Products until nothing changes, on detail::grid_for(t.num_rows, kBlock)
+  // blocks: detail::iterate_min_plus_products (sssp.cuh), the same loop for
+  // 6.5 and 6.6.
+  const auto product = [&](unsigned blocks, const signed_dist_t* x, signed_dist_t* y, int* flags) {
+    spmv_kernel<<<blocks, kBlock, 0, stream>>>(t, x, y, flags);
+    CUDALAB_CHECK_LAUNCH();
+  };
+  return detail::iterate_min_plus_products(t.num_rows, source, dist, stream, kBlock, product);
 }
 
 }  // namespace cudalab::sssp

@@ -349,6 +349,21 @@ Stats iterate_min_plus_products(std::size_t n, vertex_t source, signed_dist_t* d
   return stats;
 }
 
+/// iterate_min_plus_products with the products' grid worked out here once:
+/// grid_for(n, block) blocks of `block` threads, passed to every call as
+/// `product(blocks, x, y, flags)` (6.5 and 6.6 launch one thread per row
+/// in a grid-stride loop). Same iteration, result and errors; the grid is
+/// computed before anything is allocated or launched.
+template <class Product>
+Stats iterate_min_plus_products(std::size_t n, vertex_t source, signed_dist_t* dist, cudaStream_t stream,
+                                int block, Product&& product) {
+  const unsigned blocks = grid_for(n, block);
+  return iterate_min_plus_products(n, source, dist, stream,
+                                   [&](const signed_dist_t* x, signed_dist_t* y, int* flags) {
+                                     product(blocks, x, y, flags);
+                                   });
+}
+
 }  // namespace detail
 
 }  // namespace cudalab::sssp
