@@ -362,6 +362,24 @@ class ReferenceTableTest(unittest.TestCase):
                 self.assertFalse(perf.target_on(other).listed)
         self.assertEqual(self.load("").target_on("NVIDIA H200"), manifest.Target(20.0, 20.0, None, "NVIDIA H200"))
 
+    def test_every_reference_meets_its_target_on_every_gpu(self):
+        """From the committed tables: every exercise records its reference solution's ratio on
+        the calibration GPU, which meets its target there, and so on every GPU listed, where the
+        target is scaled by that GPU's ratio. A miss is reported, never fixed by moving a target."""
+        misses, missing = [], []
+        for chapter in manifest.load_all(ROOT):
+            for ex in chapter.exercises:
+                if ex.perf is None:
+                    continue
+                if not ex.perf.reference:
+                    missing.append(ex.id)
+                for gpu, ratio in ex.perf.reference:
+                    target = ex.perf.target_on(gpu).ratio
+                    if ratio < target:
+                        misses.append(f"{ex.id} on {gpu}: reference {ratio:g} < target {target:g}")
+        self.assertEqual(missing, [], "exercises with a speed target but no [exercise.perf.reference]")
+        self.assertEqual(misses, [], "reference solutions below their own target")
+
 
 if __name__ == "__main__":
     unittest.main()
