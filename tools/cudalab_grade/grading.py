@@ -659,7 +659,7 @@ def _merge_gpu(a: dict | None, b: dict) -> dict:
 
 def target_text(perf: manifest.Perf, goal: manifest.Target) -> str:
     """The target as a reason shows it: `target 0.45` on the calibration GPU; moved to another
-    GPU, `target 0.32 on NVIDIA H200 = 0.45 on the H100 x 0.71, the reference's ratio here over
+    GPU, `target 0.319 on NVIDIA H200 = 0.45 on the H100 x 0.71, the reference's ratio here over
     there`; on a GPU the exercise's reference table leaves out, the manifest's target and why."""
     cal = manifest.CALIBRATION_GPU_SHORT
     if goal.scale is not None and goal.scale != 1.0:
