@@ -426,5 +426,118 @@ class CalibratedRunPerfTest(GradeTestCase):
         self.assertEqual(slow_host["ratio_raw"], 800.0)
 
 
+# The demo manifest's 1.1 with its reference solution's ratio on two GPUs: 0.6 on the calibration
+# GPU, where the target 0.5 was set, and 0.3 on a "Fake H200", where its baseline runs twice as fast.
+REFERENCE = """
+[exercise.perf.reference]
+"NVIDIA H100 80GB HBM3" = 0.6
+"Fake H200" = 0.3
+"""
+
+
+class TargetOnAnotherGpuTest(GradeTestCase):
+    """run_perf where the manifest records the reference solution's ratio per GPU: the target
+    moves with it (docs/guides/grading.md, "A target on another GPU")."""
+
+    def setUp(self):
+        super().setUp()
+        self.manifest(MOVED_DEMO)
+
+    def manifest(self, text: str) -> None:
+        (self.tree.root / "chapters" / "01-demo" / "exercises.toml").write_text(text)
+
+    def grade(self, device, mine_us, base_us, copy_gbps="3000.0", baseline="cub_base"):
+        fake_bench(self.tree.bin / "alpha_bench_starter",
+                   reps("alpha/int32/1024", mine_us) + reps(f"{baseline}/int32/1024", base_us))
+        context = {"copy_bandwidth_gbps": copy_gbps}
+        if device is not None:
+            context["device"] = device
+        p = self.tree.bin / "alpha_bench_starter"
+        p.write_text(p.read_text().replace("'context': {}", f"'context': {context!r}"))
+        self.tree.passing("alpha")
+        _, data, _ = self.tree.grade_json("--no-build", "--perf", "--fast", "1.1")
+        return data, self.exercise(data, "1.1")
+
+    def test_a_listed_gpu_scales_the_target(self):
+        # 0.25 of the baseline on the Fake H200: the target there is 0.5 x 0.3 / 0.6 = 0.25, met
+        data, alpha = self.grade("Fake H200", [4000.0] * 5, [1000.0] * 5)
+        self.assertEqual((alpha["ratio"], alpha["perf_points"]), (0.25, 4))
+        self.assertEqual((alpha["target"], alpha["target_calibration"], alpha["target_scale"],
+                          alpha["target_device"]), (0.25, 0.5, 0.5, "NVIDIA H100 80GB HBM3"))
+        self.assertIn("; ratio 0.25 of cub_base (target 0.25 on Fake H200 = 0.5 on the H100 x 0.50, "
+                      "the reference's ratio here over there), 95 % interval", alpha["reason"])
+        output = data["tests"][0]["output"]
+        self.assertIn("target: 0.25, the 0.5 set on NVIDIA H100 80GB HBM3 times 0.5, the reference "
+                      "solution's ratio on Fake H200, 0.3, over its 0.6 there", output)
+        self.assertIn("speed measured on Fake H200; targets set on NVIDIA H100 80GB HBM3, moved to this "
+                      "GPU by the reference solution's ratio here over there for 1 of 1 exercise(s)",
+                      data["output"])
+        # half of it earns half the points, as against any target
+        _, slow = self.grade("Fake H200", [8000.0] * 5, [1000.0] * 5)
+        self.assertEqual((slow["ratio"], slow["perf_points"]), (0.125, 2.0))
+
+    def test_names_match_by_whitespace_and_case_only(self):
+        _, alpha = self.grade("fake  h200", [4000.0] * 5, [1000.0] * 5)
+        self.assertEqual((alpha["target"], alpha["target_scale"]), (0.25, 0.5))
+        _, other = self.grade("Fake H200 NVL", [4000.0] * 5, [1000.0] * 5)
+        self.assertEqual((other["target"], other["target_scale"]), (0.5, None))
+
+    def test_the_calibration_gpu_keeps_the_target(self):
+        data, alpha = self.grade("NVIDIA H100 80GB HBM3", [4000.0] * 5, [1000.0] * 5)
+        self.assertEqual((alpha["ratio"], alpha["perf_points"]), (0.25, 2.0))
+        self.assertEqual((alpha["target"], alpha["target_calibration"], alpha["target_scale"]), (0.5, 0.5, 1.0))
+        self.assertIn("; ratio 0.25 of cub_base (target 0.5), 95 % interval", alpha["reason"])
+        self.assertIn("target: 0.5, set on this GPU, NVIDIA H100 80GB HBM3", data["tests"][0]["output"])
+        self.assertIn("speed measured on NVIDIA H100 80GB HBM3, the GPU the targets were set on", data["output"])
+
+    def test_an_unlisted_gpu_keeps_the_target_and_says_why(self):
+        for device in ("NVIDIA H100 PCIe", None):  # never the H100 SXM's ratio by a near name
+            with self.subTest(device=device):
+                data, alpha = self.grade(device, [4000.0] * 5, [1000.0] * 5)
+                self.assertEqual((alpha["ratio"], alpha["perf_points"]), (0.25, 2.0))
+                self.assertEqual((alpha["target"], alpha["target_scale"]), (0.5, None))
+                self.assertIn(f"(target 0.5, the H100's: no reference ratio for {device or 'this GPU'}), ",
+                              alpha["reason"])
+                self.assertIn("target: 0.5, as set on the calibration GPU, NVIDIA H100 80GB HBM3: this "
+                              "exercise has no reference solution's ratio for ", data["tests"][0]["output"])
+
+    def test_without_a_table_nothing_changes(self):
+        self.manifest(tg.MANIFEST)
+        _, alpha = self.grade("Fake H200", [4000.0] * 5, [1000.0] * 5)
+        self.assertEqual((alpha["target"], alpha["target_scale"], alpha["perf_points"]), (0.5, None, 2.0))
+        self.assertIn("; ratio 0.25 of cub_base (target 0.5), 95 % interval", alpha["reason"])
+
+    def test_a_host_baseline_on_a_listed_gpu_is_not_scaled_by_the_copy_bandwidth(self):
+        # calibrated at 4000 us on a GPU that copies at 3000 GB/s; the reference's ratio 25 there,
+        # 50 on the Fake H200 (a latency-bound kernel gains more than the copy bandwidth says)
+        self.manifest(MOVED_DEMO.replace('baseline = "cub_base/int32/1024"\nratio = 0.5\n',
+                                         'baseline = "cpu_base/int32/1024"\nratio = 20.0\n')
+                      .replace(REFERENCE, CALIBRATION + REFERENCE.replace("0.6", "25.0").replace("0.3", "50.0")))
+        # 100 us on a GPU with twice the copy bandwidth: 40 x the calibration's 4000 us, as measured
+        data, alpha = self.grade("Fake H200", [100.0] * 5, [2000.0] * 5, copy_gbps="6000.0", baseline="cpu_base")
+        self.assertEqual((alpha["ratio"], alpha["ratio_raw"], alpha["perf_points"]), (40.0, 20.0, 4))
+        self.assertEqual((alpha["target"], alpha["target_scale"]), (40.0, 2.0))
+        self.assertEqual(alpha["calibration"], {"device": "Fake H100", "host": "Fake Xeon",
+                                                "host_speed": 2.0, "gpu_scale": None})
+        self.assertIn("ratio 40.00 of cpu_base at the calibration host's speed (target 40 on Fake H200 = "
+                      "20 on the H100 x 2.00, the reference's ratio here over there, measured here 20.00)",
+                      alpha["reason"])
+        self.assertIn("your GPU time as measured", data["tests"][0]["output"])
+        # the same exercise on an unlisted GPU: scaled by the copy bandwidths, as without a table
+        _, other = self.grade("Fake B200", [100.0] * 5, [2000.0] * 5, copy_gbps="6000.0", baseline="cpu_base")
+        self.assertEqual((other["ratio"], other["target"], other["target_scale"]), (20.0, 20.0, None))
+        self.assertEqual(other["calibration"]["gpu_scale"], 2.0)
+
+    def test_implausible_moves_with_the_target(self):
+        # target 0.25 on the Fake H200: more than 20 x that, 5, is not believed; 6 is refused, which
+        # would stand against the calibration GPU's target of 0.5
+        _, alpha = self.grade("Fake H200", [1000.0] * 5, [6000.0] * 5)
+        self.assertEqual((alpha["perf_verdict"], alpha["perf_points"]), ("implausible", 0))
+        self.assertIn("more than the 5 x believed", alpha["reason"])
+
+
+MOVED_DEMO = tg.MANIFEST.replace('ratio = 0.5\npoints = 4\n', 'ratio = 0.5\npoints = 4\n' + REFERENCE)
+
+
 if __name__ == "__main__":
     unittest.main()
