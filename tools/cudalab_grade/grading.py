@@ -226,6 +226,9 @@ class Result:
     target_calibration: float | None = None
     target_scale: float | None = None
     target_device: str | None = None
+    # the reference solution's ratio measured in the same run, which moved the target
+    # (target_scale = it over the table's ratio on target_device); None: not measured
+    target_reference: float | None = None
     # which implementation of the exercises it uses (the manifest's uses) its runner linked
     # (linked_with); "" when it uses none
     linked: str = ""
@@ -609,10 +612,11 @@ def wait_for_gpu(opts: Options) -> gpuwatch.Idle:
     return idle
 
 
-def _bench_once(ex: Exercise, opts: Options, target: str, reps: int
+def _bench_once(ex: Exercise, opts: Options, target: str, reps: int, runner: Path | None = None
                 ) -> tuple[proc.Proc, str, dict, str | None]:
     """One run of the benchmark program: (process, its JSON file's text, gpuwatch summary,
-    gpuwatch's clock drop or None)."""
+    gpuwatch's clock drop or None). `runner`: another runner than the graded one (the
+    reference solution's, _reference_ratio)."""
     perf = ex.perf
     assert perf is not None
     # The benchmark program is a checker (the instructor's, in class grading): it
@@ -626,6 +630,8 @@ def _bench_once(ex: Exercise, opts: Options, target: str, reps: int
                "--benchmark_report_aggregates_only=false",
                f"--benchmark_out={out}", "--benchmark_out_format=json"]
         env = opts.env() | opts.runner_env(ex, Path(tmp) / "runner.log")
+        if runner is not None:
+            env["CUDALAB_RUNNER"] = str(runner.resolve())
         with gpuwatch.Monitor(_gpu_env(opts)) as mon:
             p = opts.run(cmd, env, on_start=mon.started)
         text = out.read_text(errors="replace") if out.is_file() else ""
@@ -657,11 +663,46 @@ def _merge_gpu(a: dict | None, b: dict) -> dict:
     return out
 
 
+def _reference_runner(ex: Exercise, opts: Options) -> Path | None:
+    """The reference solution's runner beside the checkers (the student's own build, or the
+    instructor's in class grading), when the graded code is not the reference itself; else None."""
+    if opts.implementation == "solution":
+        return None
+    runner = opts.checker(ex.runner_target("solution"))
+    return runner if runner.is_file() else None
+
+
+def _reference_ratio(ex: Exercise, opts: Options, target: str, runner: Path) -> tuple[float | None, str]:
+    """The reference solution's ratio measured on this GPU by the exercise's benchmark program
+    (PERF_REPETITIONS repetitions, after waiting for a free GPU): its baseline's median time
+    over the reference's, or, for a calibrated host baseline, the calibration's baseline time
+    over the reference's (as the student's ratio on a GPU whose target moved). (None, why) when
+    it could not be measured."""
+    perf = ex.perf
+    assert perf is not None
+    wait_for_gpu(opts)
+    p, text, _, _ = _bench_once(ex, opts, target, PERF_REPETITIONS, runner)
+    if p.timed_out or p.returncode != 0:
+        return None, f"its benchmark {'timed out' if p.timed_out else p.failure()}"
+    data = bench.parse_document(text)
+    if data is None:
+        return None, "its benchmark wrote no JSON result"
+    results = list(data["benchmarks"])
+    ref, why = bench.real_time_ns(results, perf.benchmark)
+    base, why_base = bench.real_time_ns(results, perf.baseline)
+    if ref is None or ref <= 0 or (perf.calibration is None and base is None):
+        return None, why or why_base or "zero time"
+    return (perf.calibration.baseline_ns if perf.calibration is not None else base) / ref, ""
+
+
 def target_text(perf: manifest.Perf, goal: manifest.Target) -> str:
     """The target as a reason shows it: `target 0.45` on the calibration GPU; moved to another
     GPU, `target 0.319 on NVIDIA H200 = 0.45 on the H100 x 0.71, the reference's ratio here over
     there`; on a GPU the exercise's reference table leaves out, the manifest's target and why."""
     cal = manifest.CALIBRATION_GPU_SHORT
+    if goal.measured is not None:
+        return (f"target {goal.ratio:g} on {goal.device or 'this GPU'} = {goal.calibration:g} on the "
+                f"{cal} x {goal.scale:.2f}, the reference's ratio measured here over there")
     if goal.scale is not None and goal.scale != 1.0:
         return (f"target {goal.ratio:g} on {goal.device} = {goal.calibration:g} on the {cal} x "
                 f"{goal.scale:.2f}, the reference's ratio here over there")
@@ -674,6 +715,10 @@ def target_details(perf: manifest.Perf, goal: manifest.Target) -> str:
     """The details' line on the target: where it was set and how it moved to this GPU, or why not
     (docs/guides/grading.md, "A target on another GPU")."""
     cal, here = manifest.CALIBRATION_GPU, goal.device or "this GPU (the benchmark did not name it)"
+    if goal.measured is not None:
+        return (f"target: {goal.ratio:g}, the {goal.calibration:g} set on {cal} times {goal.scale:.3g}, "
+                f"the reference solution's ratio measured in this run on {here}, "
+                f"{bench.fmt_ratio(goal.measured)}, over its {perf.reference_on(cal):g} there")
     if goal.scale is None:
         return (f"target: {goal.calibration:g}, as set on the calibration GPU, {cal}: this exercise "
                 f"has no reference solution's ratio for {here}, so the target is not moved to it")
@@ -715,6 +760,10 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
     waited_busy = False  # a wait gave up with another process on the GPU
     cal = perf.calibration
     goal = perf.target_on(None)
+    measured: float | None = None  # the reference solution's ratio measured in this run
+    unmeasured = ""                # why it could not be, when it was tried
+    tried = False
+    force = os.environ.get(manifest.MEASURE_REFERENCE_ENV, "") == "1"
     while True:
         idle = wait_for_gpu(opts)
         waited_busy = waited_busy or idle.busy()
@@ -753,6 +802,15 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
         # the target on this GPU: moved with the reference solution's ratio where the manifest
         # lists this GPU (docs/guides/grading.md, "A target on another GPU")
         goal = perf.target_on(device)
+        # on a GPU the table leaves out (or on every GPU, with MEASURE_REFERENCE_ENV): the target
+        # moves with the reference solution's ratio measured here, once, where its runner is built
+        if (goal.scale is None or force) and perf.reference and not tried:
+            tried = True
+            runner = _reference_runner(ex, opts)
+            if runner is not None:
+                measured, unmeasured = _reference_ratio(ex, opts, target, runner)
+        if measured is not None:
+            goal = perf.target_measured(device, measured)
         # A calibrated host baseline: the score is against its time on the calibration machine;
         # on a GPU the reference table lists, over the exercise's time as measured (the target
         # moved instead), elsewhere over its time scaled to the calibration GPU by the copy
@@ -791,6 +849,7 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
     res.target, res.target_calibration = goal.ratio, goal.calibration
     res.target_scale = float(f"{goal.scale:.3g}") if goal.scale is not None else None
     res.target_device = manifest.CALIBRATION_GPU
+    res.target_reference = float(f"{goal.measured:.3g}") if goal.measured is not None else None
     if len(mine_ns) > 1 or len(base_ns) > 1:
         spread = f"95 % interval {bench.fmt_ratio(low)}-{bench.fmt_ratio(high)}, {len(mine_ns)} repetitions"
     else:
@@ -827,6 +886,8 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
     res.details.append(f"speed: ratio {bench.fmt_ratio(ratio)} of {of}{how}, {spread}; "
                        f"{gpuwatch.describe(gpu)}" + "".join(f"; {w}" for w in waits))
     res.details.append(target_details(perf, goal))
+    if unmeasured:
+        res.details.append(f"target: the reference solution's speed could not be measured here: {unmeasured}")
     if why is not None:
         res.perf_verdict, res.perf_points, res.perf = IMPLAUSIBLE, 0.0, IMPLAUSIBLE
         res.reason += f"; perf: no speed points, {why}"

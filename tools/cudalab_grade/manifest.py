@@ -77,6 +77,9 @@ def calibration(value, baseline: str, where: str) -> Calibration:
 # there once scaled by the reference solution's ratio on it over its ratio here.
 CALIBRATION_GPU = "NVIDIA H100 80GB HBM3"
 CALIBRATION_GPU_SHORT = "H100"  # how a reason names it, to keep a student's line short
+# Set to 1, the grader measures the reference solution's speed in the same run on every GPU,
+# listed in the table or not, and moves the target with it (grading.run_perf).
+MEASURE_REFERENCE_ENV = "CUDALAB_MEASURE_REFERENCE"
 
 
 def gpu_key(name: str) -> str:
@@ -119,6 +122,8 @@ class Target:
     scale: float | None           # the reference's ratio on this GPU over on CALIBRATION_GPU;
                                   # None: the exercise has no reference ratio for this GPU
     device: str | None            # the run's GPU, as the benchmark named it
+    measured: float | None = None  # the reference's ratio measured in this run (target_measured),
+                                   # None: scale, if any, is the manifest's table's
 
     @property
     def listed(self) -> bool:
@@ -164,6 +169,18 @@ class Perf:
         scale = here / there
         ratio = self.ratio if scale == 1.0 else float(f"{self.ratio * scale:.3g}")
         return Target(ratio, self.ratio, scale, device)
+
+    def target_measured(self, device: str | None, here: float) -> Target:
+        """The target on `device` from the reference solution's ratio `here` measured on it in the
+        same run (grading.run_perf, on a GPU the table leaves out or with MEASURE_REFERENCE_ENV):
+        the manifest's target times `here` over the table's ratio on CALIBRATION_GPU (3
+        significant digits); the manifest's target unchanged, scale None, where the table has no
+        ratio for CALIBRATION_GPU or `here` is not a number > 0."""
+        there = self.reference_on(CALIBRATION_GPU)
+        if there is None or not (math.isfinite(here) and here > 0):
+            return Target(self.ratio, self.ratio, None, device)
+        scale = here / there
+        return Target(float(f"{self.ratio * scale:.3g}"), self.ratio, scale, device, here)
 
 
 @dataclass(frozen=True)

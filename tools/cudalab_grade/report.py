@@ -77,9 +77,11 @@ def targets(results: list[Result]) -> list[str]:
         if manifest.gpu_key(device) == manifest.gpu_key(cal or ""):
             lines.append(f"speed measured on {device}, the GPU the targets were set on")
         elif moved:
+            here = sum(r.target_reference is not None for r in timed)
             lines.append(f"speed measured on {device}; targets set on {cal}, moved to this GPU by the "
                          f"reference solution's ratio here over there for {moved} of {len(timed)} "
-                         "exercise(s)" + ("; the others keep their target" if moved < len(timed) else ""))
+                         "exercise(s)" + (f" ({here} measured in this run)" if here else "")
+                         + ("; the others keep their target" if moved < len(timed) else ""))
         else:
             lines.append(f"speed measured on {device}; targets as set on {cal}: no reference "
                          "solution's ratio was recorded for this GPU")
@@ -139,7 +141,8 @@ def _machine(r: Result) -> dict:
             "time_ns": r.time_ns, "baseline_ns": r.baseline_ns, "ratio_raw": r.ratio_raw,
             "calibration": r.calibration, "copy_gbps": r.copy_gbps, "device": r.device,
             "host": r.host, "target": r.target, "target_calibration": r.target_calibration,
-            "target_scale": r.target_scale, "target_device": r.target_device, "linked": r.linked}
+            "target_scale": r.target_scale, "target_device": r.target_device,
+            "target_reference": r.target_reference, "linked": r.linked}
 
 
 def gradescope(results: list[Result], meta: dict) -> str:

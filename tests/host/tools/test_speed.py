@@ -442,6 +442,9 @@ class TargetOnAnotherGpuTest(GradeTestCase):
     def setUp(self):
         super().setUp()
         self.manifest(MOVED_DEMO)
+        # no reference solution built beside the checkers: the table alone moves a target
+        # (TargetMeasuredHereTest measures the reference where its runner is built)
+        (self.tree.bin / "alpha_runner_solution").unlink(missing_ok=True)
 
     def manifest(self, text: str) -> None:
         (self.tree.root / "chapters" / "01-demo" / "exercises.toml").write_text(text)
@@ -534,6 +537,81 @@ class TargetOnAnotherGpuTest(GradeTestCase):
         _, alpha = self.grade("Fake H200", [1000.0] * 5, [6000.0] * 5)
         self.assertEqual((alpha["perf_verdict"], alpha["perf_points"]), ("implausible", 0))
         self.assertIn("more than the 5 x believed", alpha["reason"])
+
+
+class TargetMeasuredHereTest(GradeTestCase):
+    """run_perf on a GPU the reference table leaves out, where the reference solution's runner is
+    built: the reference's ratio is measured in the same run and the target moves with it
+    (docs/guides/grading.md, "A target on another GPU")."""
+
+    def setUp(self):
+        super().setUp()
+        (self.tree.root / "chapters" / "01-demo" / "exercises.toml").write_text(MOVED_DEMO)
+
+    def grade(self, device, mine_us, ref_us, base_us=1000.0, reference_built=True, env=None):
+        # one benchmark program: the student's times, or the reference's when the checker's
+        # runner is the reference solution's (CUDALAB_RUNNER ends in _runner_solution)
+        def doc(times):
+            return {"context": {"device": device, "copy_bandwidth_gbps": "3000.0"},
+                    "benchmarks": reps("alpha/int32/1024", times) + reps("cub_base/int32/1024", [base_us] * 5)}
+        calls = self.tree.root / "bench-calls.txt"
+        _write_exe(self.tree.bin / "alpha_bench_starter", f"""
+            import json, os, sys
+            ref = os.environ.get("CUDALAB_RUNNER", "").endswith("alpha_runner_solution")
+            with open({str(calls)!r}, "a") as f:
+                f.write(("reference" if ref else "student") + "\\n")
+            for a in sys.argv[1:]:
+                if a.startswith("--benchmark_out="):
+                    with open(a.split("=", 1)[1], "w") as f:
+                        json.dump({doc(ref_us)!r} if ref else {doc(mine_us)!r}, f)
+        """)
+        runner = self.tree.bin / "alpha_runner_solution"
+        if reference_built:
+            _write_exe(runner, "import sys\nsys.exit(0)\n")
+        elif runner.exists():
+            runner.unlink()
+        if calls.exists():
+            calls.unlink()
+        self.tree.passing("alpha")
+        with mock.patch.dict(os.environ, env or {}):
+            _, data, _ = self.tree.grade_json("--no-build", "--perf", "--fast", "1.1")
+        return data, self.exercise(data, "1.1"), calls.read_text().split()
+
+    def test_an_unlisted_gpu_measures_the_reference(self):
+        # the reference runs at 0.3 of the baseline here (0.6 on the H100): the target 0.5 moves to
+        # 0.25, and the student's 0.25 meets it
+        data, alpha, calls = self.grade("Fake T4", [4000.0] * 5, [3333.3] * 5)
+        self.assertEqual(calls, ["student", "reference"])
+        self.assertEqual((alpha["ratio"], alpha["target"], alpha["target_scale"], alpha["target_reference"],
+                          alpha["perf_points"]), (0.25, 0.25, 0.5, 0.3, 4))
+        self.assertIn("(target 0.25 on Fake T4 = 0.5 on the H100 x 0.50, the reference's ratio measured "
+                      "here over there)", alpha["reason"])
+        self.assertIn("the reference solution's ratio measured in this run on Fake T4, 0.30, over its 0.6 "
+                      "there", data["tests"][0]["output"])
+        self.assertIn("(1 measured in this run)", data["output"])
+
+    def test_a_listed_gpu_uses_the_table_unless_asked(self):
+        _, alpha, calls = self.grade("Fake H200", [4000.0] * 5, [2000.0] * 5)
+        self.assertEqual(calls, ["student"])
+        self.assertEqual((alpha["target"], alpha["target_reference"]), (0.25, None))
+        # CUDALAB_MEASURE_REFERENCE=1: measured on every GPU (here 0.5: the target becomes 0.417)
+        _, forced, calls = self.grade("Fake H200", [4000.0] * 5, [2000.0] * 5,
+                                      env={"CUDALAB_MEASURE_REFERENCE": "1"})
+        self.assertEqual(calls, ["student", "reference"])
+        self.assertEqual((forced["target"], forced["target_reference"]), (0.417, 0.5))
+
+    def test_without_the_reference_runner_the_target_stays_and_says_why(self):
+        _, alpha, calls = self.grade("Fake T4", [4000.0] * 5, [3333.3] * 5, reference_built=False)
+        self.assertEqual(calls, ["student"])
+        self.assertEqual((alpha["target"], alpha["target_scale"], alpha["perf_points"]), (0.5, None, 2.0))
+        self.assertIn("(target 0.5, the H100's: no reference ratio for Fake T4)", alpha["reason"])
+
+    def test_a_failed_reference_run_keeps_the_target_and_says_why(self):
+        data, alpha, calls = self.grade("Fake T4", [4000.0] * 5, [0.0] * 5)
+        self.assertEqual(calls, ["student", "reference"])
+        self.assertEqual((alpha["target"], alpha["target_scale"]), (0.5, None))
+        self.assertIn("target: the reference solution's speed could not be measured here: zero time",
+                      data["tests"][0]["output"])
 
 
 MOVED_DEMO = tg.MANIFEST.replace('ratio = 0.5\npoints = 4\n', 'ratio = 0.5\npoints = 4\n' + REFERENCE)
