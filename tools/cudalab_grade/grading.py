@@ -631,7 +631,10 @@ def _bench_once(ex: Exercise, opts: Options, target: str, reps: int, runner: Pat
                f"--benchmark_out={out}", "--benchmark_out_format=json"]
         env = opts.env() | opts.runner_env(ex, Path(tmp) / "runner.log")
         if runner is not None:
+            # the reference solution is the course's own code, not the student's: it runs
+            # outside the sandbox, which in class grading shows the student's build alone
             env["CUDALAB_RUNNER"] = str(runner.resolve())
+            env.pop("CUDALAB_RUNNER_PREFIX", None)
         with gpuwatch.Monitor(_gpu_env(opts)) as mon:
             p = opts.run(cmd, env, on_start=mon.started)
         text = out.read_text(errors="replace") if out.is_file() else ""

@@ -558,8 +558,9 @@ class TargetMeasuredHereTest(GradeTestCase):
         _write_exe(self.tree.bin / "alpha_bench_starter", f"""
             import json, os, sys
             ref = os.environ.get("CUDALAB_RUNNER", "").endswith("alpha_runner_solution")
+            sandboxed = bool(os.environ.get("CUDALAB_RUNNER_PREFIX"))
             with open({str(calls)!r}, "a") as f:
-                f.write(("reference" if ref else "student") + "\\n")
+                f.write(("reference" if ref else "student") + ("-sandboxed" if sandboxed else "") + "\\n")
             for a in sys.argv[1:]:
                 if a.startswith("--benchmark_out="):
                     with open(a.split("=", 1)[1], "w") as f:
@@ -589,6 +590,23 @@ class TargetMeasuredHereTest(GradeTestCase):
         self.assertIn("the reference solution's ratio measured in this run on Fake T4, 0.30, over its 0.6 "
                       "there", data["tests"][0]["output"])
         self.assertIn("(1 measured in this run)", data["output"])
+
+    def test_the_reference_runs_outside_the_students_sandbox(self):
+        # class grading's sandbox shows the student's build alone; the reference solution's runner,
+        # the course's own code, runs without it
+        from cudalab_grade import grading
+        from cudalab_grade.manifest import load_all
+        self.grade("Fake T4", [4000.0] * 5, [3333.3] * 5)  # writes the programs
+        (self.tree.root / "bench-calls.txt").unlink()
+        ex = next(e for c in load_all(self.tree.root) for e in c.exercises if e.id == "1.1")
+        opts = grading.Options(root=self.tree.root, build_dir=self.tree.build, perf=True,
+                               runner_prefix=["env"], implementation="starter")
+        res = grading.Result(ex, 14.0, "passed")
+        with mock.patch.dict(os.environ, self.tree.env):
+            grading.run_perf(ex, opts, res)
+        self.assertEqual((self.tree.root / "bench-calls.txt").read_text().split(),
+                         ["student-sandboxed", "reference"])
+        self.assertEqual((res.target, res.target_reference), (0.25, 0.3))
 
     def test_a_listed_gpu_uses_the_table_unless_asked(self):
         _, alpha, calls = self.grade("Fake H200", [4000.0] * 5, [2000.0] * 5)
