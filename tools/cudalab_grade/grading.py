@@ -218,6 +218,17 @@ class Result:
     copy_gbps: float | None = None
     device: str | None = None
     host: str | None = None
+    # the target scored against on this GPU (manifest.Perf.target_on): the manifest's,
+    # `target_calibration`, set on `target_device` (manifest.CALIBRATION_GPU), times
+    # `target_scale`, the reference solution's ratio here over there; None where the exercise
+    # has no reference ratio for this GPU (then target == target_calibration)
+    target: float | None = None
+    target_calibration: float | None = None
+    target_scale: float | None = None
+    target_device: str | None = None
+    # the reference solution's ratio measured in the same run, which moved the target
+    # (target_scale = it over the table's ratio on target_device); None: not measured
+    target_reference: float | None = None
     # which implementation of the exercises it uses (the manifest's uses) its runner linked
     # (linked_with); "" when it uses none
     linked: str = ""
@@ -601,10 +612,11 @@ def wait_for_gpu(opts: Options) -> gpuwatch.Idle:
     return idle
 
 
-def _bench_once(ex: Exercise, opts: Options, target: str, reps: int
+def _bench_once(ex: Exercise, opts: Options, target: str, reps: int, runner: Path | None = None
                 ) -> tuple[proc.Proc, str, dict, str | None]:
     """One run of the benchmark program: (process, its JSON file's text, gpuwatch summary,
-    gpuwatch's clock drop or None)."""
+    gpuwatch's clock drop or None). `runner`: another runner than the graded one (the
+    reference solution's, _reference_ratio)."""
     perf = ex.perf
     assert perf is not None
     # The benchmark program is a checker (the instructor's, in class grading): it
@@ -618,6 +630,11 @@ def _bench_once(ex: Exercise, opts: Options, target: str, reps: int
                "--benchmark_report_aggregates_only=false",
                f"--benchmark_out={out}", "--benchmark_out_format=json"]
         env = opts.env() | opts.runner_env(ex, Path(tmp) / "runner.log")
+        if runner is not None:
+            # the reference solution is the course's own code, not the student's: it runs
+            # outside the sandbox, which in class grading shows the student's build alone
+            env["CUDALAB_RUNNER"] = str(runner.resolve())
+            env.pop("CUDALAB_RUNNER_PREFIX", None)
         with gpuwatch.Monitor(_gpu_env(opts)) as mon:
             p = opts.run(cmd, env, on_start=mon.started)
         text = out.read_text(errors="replace") if out.is_file() else ""
@@ -647,6 +664,72 @@ def _merge_gpu(a: dict | None, b: dict) -> dict:
     if out.get("max_sm_mhz") == gpuwatch.UNKNOWN:
         out["max_sm_mhz"] = a.get("max_sm_mhz", gpuwatch.UNKNOWN)
     return out
+
+
+def _reference_runner(ex: Exercise, opts: Options) -> Path | None:
+    """The reference solution's runner beside the checkers (the student's own build, or the
+    instructor's in class grading), when the graded code is not the reference itself; else None."""
+    if opts.implementation == "solution":
+        return None
+    runner = opts.checker(ex.runner_target("solution"))
+    return runner if runner.is_file() else None
+
+
+def _reference_ratio(ex: Exercise, opts: Options, target: str, runner: Path) -> tuple[float | None, str]:
+    """The reference solution's ratio measured on this GPU by the exercise's benchmark program
+    (PERF_REPETITIONS repetitions, after waiting for a free GPU): its baseline's median time
+    over the reference's, or, for a calibrated host baseline, the calibration's baseline time
+    over the reference's (as the student's ratio on a GPU whose target moved). (None, why) when
+    it could not be measured."""
+    perf = ex.perf
+    assert perf is not None
+    wait_for_gpu(opts)
+    p, text, _, _ = _bench_once(ex, opts, target, PERF_REPETITIONS, runner)
+    if p.timed_out or p.returncode != 0:
+        return None, f"its benchmark {'timed out' if p.timed_out else p.failure()}"
+    data = bench.parse_document(text)
+    if data is None:
+        return None, "its benchmark wrote no JSON result"
+    results = list(data["benchmarks"])
+    ref, why = bench.real_time_ns(results, perf.benchmark)
+    base, why_base = bench.real_time_ns(results, perf.baseline)
+    if ref is None or ref <= 0 or (perf.calibration is None and base is None):
+        return None, why or why_base or "zero time"
+    return (perf.calibration.baseline_ns if perf.calibration is not None else base) / ref, ""
+
+
+def target_text(perf: manifest.Perf, goal: manifest.Target) -> str:
+    """The target as a reason shows it: `target 0.45` on the calibration GPU; moved to another
+    GPU, `target 0.319 on NVIDIA H200 = 0.45 on the H100 x 0.71, the reference's ratio here over
+    there`; on a GPU the exercise's reference table leaves out, the manifest's target and why."""
+    cal = manifest.CALIBRATION_GPU_SHORT
+    if goal.measured is not None:
+        return (f"target {goal.ratio:g} on {goal.device or 'this GPU'} = {goal.calibration:g} on the "
+                f"{cal} x {goal.scale:.2f}, the reference's ratio measured here over there")
+    if goal.scale is not None and goal.scale != 1.0:
+        return (f"target {goal.ratio:g} on {goal.device} = {goal.calibration:g} on the {cal} x "
+                f"{goal.scale:.2f}, the reference's ratio here over there")
+    if goal.scale is None and perf.reference:
+        return f"target {goal.calibration:g}, the {cal}'s: no reference ratio for {goal.device or 'this GPU'}"
+    return f"target {goal.ratio:g}"
+
+
+def target_details(perf: manifest.Perf, goal: manifest.Target) -> str:
+    """The details' line on the target: where it was set and how it moved to this GPU, or why not
+    (docs/guides/grading.md, "A target on another GPU")."""
+    cal, here = manifest.CALIBRATION_GPU, goal.device or "this GPU (the benchmark did not name it)"
+    if goal.measured is not None:
+        return (f"target: {goal.ratio:g}, the {goal.calibration:g} set on {cal} times {goal.scale:.3g}, "
+                f"the reference solution's ratio measured in this run on {here}, "
+                f"{bench.fmt_ratio(goal.measured)}, over its {perf.reference_on(cal):g} there")
+    if goal.scale is None:
+        return (f"target: {goal.calibration:g}, as set on the calibration GPU, {cal}: this exercise "
+                f"has no reference solution's ratio for {here}, so the target is not moved to it")
+    if goal.scale == 1.0 and manifest.gpu_key(here) == manifest.gpu_key(cal):
+        return f"target: {goal.ratio:g}, set on this GPU, {cal}"
+    return (f"target: {goal.ratio:g}, the {goal.calibration:g} set on {cal} times {goal.scale:.3g}, "
+            f"the reference solution's ratio on {here}, {perf.reference_on(here):g}, over its "
+            f"{perf.reference_on(cal):g} there")
 
 
 def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
@@ -679,6 +762,11 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
     waits: list[str] = []
     waited_busy = False  # a wait gave up with another process on the GPU
     cal = perf.calibration
+    goal = perf.target_on(None)
+    measured: float | None = None  # the reference solution's ratio measured in this run
+    unmeasured = ""                # why it could not be, when it was tried
+    tried = False
+    force = os.environ.get(manifest.MEASURE_REFERENCE_ENV, "") == "1"
     while True:
         idle = wait_for_gpu(opts)
         waited_busy = waited_busy or idle.busy()
@@ -714,10 +802,24 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
         ctx = data.get("context") if isinstance(data.get("context"), dict) else {}
         device = str(ctx["device"]) if isinstance(ctx.get("device"), str) and ctx["device"] else device
         raw = bench.ratio_interval(base_ns, mine_ns)
-        # A calibrated host baseline: the score is against its time on the calibration machine,
-        # the exercise's time scaled to the calibration GPU by the copy bandwidths
-        # (docs/guides/grading.md); without a copy bandwidth the measured ratio counts.
-        scale = max(copy) / cal.copy_gbps if cal is not None and copy else None
+        # the target on this GPU: moved with the reference solution's ratio where the manifest
+        # lists this GPU (docs/guides/grading.md, "A target on another GPU")
+        goal = perf.target_on(device)
+        # on a GPU the table leaves out (or on every GPU, with MEASURE_REFERENCE_ENV): the target
+        # moves with the reference solution's ratio measured here, once, where its runner is built
+        if (goal.scale is None or force) and perf.reference and not tried:
+            tried = True
+            runner = _reference_runner(ex, opts)
+            if runner is not None:
+                measured, unmeasured = _reference_ratio(ex, opts, target, runner)
+        if measured is not None:
+            goal = perf.target_measured(device, measured)
+        # A calibrated host baseline: the score is against its time on the calibration machine;
+        # on a GPU the reference table lists, over the exercise's time as measured (the target
+        # moved instead), elsewhere over its time scaled to the calibration GPU by the copy
+        # bandwidths; without a copy bandwidth there the measured ratio counts.
+        scale = (None if cal is None else 1.0 if goal.listed
+                 else max(copy) / cal.copy_gbps if copy else None)
         ratio, low, high = bench.calibrated_interval(cal.baseline_ns, mine_ns, scale) \
             if cal is not None and scale is not None else raw
         if runs >= 2:
@@ -725,14 +827,14 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
         others = _others(watched)
         disturbed = (f"another process was on the GPU ({', '.join(others[:3])})" if others
                      else drop or "")
-        if disturbed and ratio < perf.ratio:
+        if disturbed and ratio < goal.ratio:
             # not the student's speed: measured again once the GPU is free, and the first run's
             # figures dropped (pooling them would keep the disturbance in the ratio)
             again = f"the first run, {bench.fmt_ratio(ratio)}, was dropped: {disturbed}"
             both = bool(others)  # a second run on a busy GPU makes both
             mine_ns, base_ns, bps, copy, l2, gpu = [], [], [], [], None, None
             continue
-        if not bench.straddles(low, high, perf.ratio):
+        if not bench.straddles(low, high, goal.ratio):
             break
         again = "pooled"
     res.ratio = float(f"{ratio:.3g}")
@@ -747,6 +849,10 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
     res.copy_gbps = float(f"{copy_max:.5g}") if copy_max is not None else None
     res.device = device
     res.host = bench.host_cpu()
+    res.target, res.target_calibration = goal.ratio, goal.calibration
+    res.target_scale = float(f"{goal.scale:.3g}") if goal.scale is not None else None
+    res.target_device = manifest.CALIBRATION_GPU
+    res.target_reference = float(f"{goal.measured:.3g}") if goal.measured is not None else None
     if len(mine_ns) > 1 or len(base_ns) > 1:
         spread = f"95 % interval {bench.fmt_ratio(low)}-{bench.fmt_ratio(high)}, {len(mine_ns)} repetitions"
     else:
@@ -755,20 +861,25 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
         spread += " (measured twice: the first interval straddled the target)"
     elif again:
         spread += f" (measured twice: {again})"
-    why = bench.implausible(ratio, perf.ratio, max(bps) if bps else None, copy_max,
-                            perf.max_plausible_ratio, perf.bandwidth_check, l2, mine_med / 1e9)
+    most = perf.max_plausible_ratio
+    most = most * goal.scale if most is not None and goal.scale is not None else most
+    why = bench.implausible(ratio, goal.ratio, max(bps) if bps else None, copy_max,
+                            most, perf.bandwidth_check, l2, mine_med / 1e9)
     # what the ratio is of: the run's baseline, or the calibration machine's
     of, target_note, how = short, "", ""
     if cal is not None and scale is not None:
         host_speed = cal.baseline_ns / base_med
         res.calibration = {"device": cal.device, "host": cal.host,
-                           "host_speed": float(f"{host_speed:.3g}"), "gpu_scale": float(f"{scale:.4g}")}
+                           "host_speed": float(f"{host_speed:.3g}"),
+                           "gpu_scale": None if goal.listed else float(f"{scale:.4g}")}
         of = f"{short} at the calibration host's speed"
         target_note = f", measured here {bench.fmt_ratio(raw[0])}"
+        gpu_time = ("your GPU time as measured: the target moved with the reference solution's "
+                    "speed on this GPU instead" if goal.listed else
+                    f"times scaled by the copy bandwidth, {copy_max:.0f} GB/s here against "
+                    f"{cal.copy_gbps:.0f} GB/s on the calibration GPU, {cal.device}")
         how = (f" (measured here {bench.fmt_ratio(raw[0])}; this host runs {short} {host_speed:.2f}x as "
-               f"fast as the calibration host, {cal.host}; times scaled by the copy bandwidth, "
-               f"{copy_max:.0f} GB/s here against {cal.copy_gbps:.0f} GB/s on the calibration GPU, "
-               f"{cal.device})")
+               f"fast as the calibration host, {cal.host}; {gpu_time})")
     elif cal is not None:
         of = f"{short} as measured here"
         target_note = (", not normalised to the calibration host: the benchmark reported no copy "
@@ -777,12 +888,15 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
                "copy bandwidth, so the ratio measured here counts)")
     res.details.append(f"speed: ratio {bench.fmt_ratio(ratio)} of {of}{how}, {spread}; "
                        f"{gpuwatch.describe(gpu)}" + "".join(f"; {w}" for w in waits))
+    res.details.append(target_details(perf, goal))
+    if unmeasured:
+        res.details.append(f"target: the reference solution's speed could not be measured here: {unmeasured}")
     if why is not None:
         res.perf_verdict, res.perf_points, res.perf = IMPLAUSIBLE, 0.0, IMPLAUSIBLE
         res.reason += f"; perf: no speed points, {why}"
         return
     others = _others(gpu)
-    if others and ratio < perf.ratio:
+    if others and ratio < goal.ratio:
         # twice timed beside another program (or once, after a straddling run): the ratio says
         # how busy the GPU was, not how fast the code is; no points taken for it, none given
         res.perf_verdict, res.perf_points, res.perf = GPU_BUSY, 0.0, "GPU busy"
@@ -790,15 +904,15 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
         res.reason += (f"; perf: not measured fairly: another process was on the GPU while it was "
                        f"timed ({', '.join(others[:3])}){', after waiting for it' if waited_busy else ''}"
                        f"{', in both runs' if both else ''}; "
-                       f"the ratio measured, {bench.fmt_ratio(ratio)} of {of} (target {perf.ratio:g}), "
+                       f"the ratio measured, {bench.fmt_ratio(ratio)} of {of} ({target_text(perf, goal)}), "
                        f"is not your speed: its {perf.points:g} speed points are neither earned nor "
                        "counted; grade again on an idle GPU")
         return
     res.perf_verdict = "ok"
-    res.perf_points = bench.perf_points(perf.points, res.ratio, perf.ratio)
+    res.perf_points = bench.perf_points(perf.points, res.ratio, goal.ratio)
     res.perf = f"{bench.fmt_ratio(res.ratio)} ({bench.fmt_ratio(low)}-{bench.fmt_ratio(high)})" \
         if len(mine_ns) > 1 or len(base_ns) > 1 else bench.fmt_ratio(res.ratio)
-    res.reason += (f"; ratio {bench.fmt_ratio(res.ratio)} of {of} (target {perf.ratio:g}{target_note}), "
+    res.reason += (f"; ratio {bench.fmt_ratio(res.ratio)} of {of} ({target_text(perf, goal)}{target_note}), "
                    f"{spread}, {gpuwatch.short(gpu)}")
 
 

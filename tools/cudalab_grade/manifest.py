@@ -71,6 +71,67 @@ def calibration(value, baseline: str, where: str) -> Calibration:
                        value["device"].strip(), value["host"].strip())
 
 
+# The GPU every speed target was set on (docs/guides/grading.md, "A target on another GPU"), by
+# the name the benchmark reports (bench_main.cu's context `device`, cudaDeviceProp::name): every
+# [exercise.perf.reference] table lists it, and a target means the same on another GPU listed
+# there once scaled by the reference solution's ratio on it over its ratio here.
+CALIBRATION_GPU = "NVIDIA H100 80GB HBM3"
+CALIBRATION_GPU_SHORT = "H100"  # how a reason names it, to keep a student's line short
+# Set to 1, the grader measures the reference solution's speed in the same run on every GPU,
+# listed in the table or not, and moves the target with it (grading.run_perf).
+MEASURE_REFERENCE_ENV = "CUDALAB_MEASURE_REFERENCE"
+
+
+def gpu_key(name: str) -> str:
+    """A GPU's name as the reference tables match it: runs of whitespace as one space, case
+    folded, nothing else; "NVIDIA H100 PCIe" is not "NVIDIA H100 80GB HBM3"."""
+    return " ".join(name.split()).casefold()
+
+
+def reference(value, where: str) -> tuple[tuple[str, float], ...]:
+    """[exercise.perf.reference] checked: a table of GPU name = the reference solution's ratio on
+    that GPU (a number > 0), each GPU once (by gpu_key), CALIBRATION_GPU among them. Returns the
+    (name, ratio) pairs in the manifest's order. Raises ManifestError naming `where` and the key."""
+    key = f"{where}: perf.reference"
+    if not isinstance(value, dict) or not value:
+        raise ManifestError(f'{key} must be a table of "GPU name" = the reference solution\'s ratio '
+                            f'on it, {CALIBRATION_GPU!r} among them')
+    seen: dict[str, str] = {}
+    for name, ratio in value.items():
+        if not name.strip():
+            raise ManifestError(f"{key}: a GPU name must not be empty")
+        ok = (isinstance(ratio, (int, float)) and not isinstance(ratio, bool)
+              and math.isfinite(ratio) and ratio > 0)
+        if not ok:
+            raise ManifestError(f"{key}.{name!r} must be a number > 0 (got {ratio!r})")
+        if gpu_key(name) in seen:
+            raise ManifestError(f"{key} lists {name!r} twice (also as {seen[gpu_key(name)]!r})")
+        seen[gpu_key(name)] = name
+    if gpu_key(CALIBRATION_GPU) not in seen:
+        raise ManifestError(f"{key} has no ratio for the calibration GPU, {CALIBRATION_GPU!r}: the "
+                            "target was set there, and every other GPU's ratio is read against it")
+    return tuple((" ".join(name.split()), float(ratio)) for name, ratio in value.items())
+
+
+@dataclass(frozen=True)
+class Target:
+    """The speed target of one run (Perf.target_on; docs/guides/grading.md, "A target on another
+    GPU")."""
+    ratio: float                  # the target scored against on this GPU
+    calibration: float            # the manifest's target, set on CALIBRATION_GPU
+    scale: float | None           # the reference's ratio on this GPU over on CALIBRATION_GPU;
+                                  # None: the exercise has no reference ratio for this GPU
+    device: str | None            # the run's GPU, as the benchmark named it
+    measured: float | None = None  # the reference's ratio measured in this run (target_measured),
+                                   # None: scale, if any, is the manifest's table's
+
+    @property
+    def listed(self) -> bool:
+        """Whether the exercise's reference table lists this GPU (then a calibrated host
+        baseline's time is not scaled by the copy bandwidths)."""
+        return self.scale is not None
+
+
 @dataclass(frozen=True)
 class Perf:
     benchmark: str
@@ -87,6 +148,39 @@ class Perf:
     # (grading.run_perf), the baseline measured in the run is information only; None: the ratio
     # measured in the run counts
     calibration: Calibration | None = None
+    # the reference solution's ratio on each GPU it was graded on, CALIBRATION_GPU first
+    # ([exercise.perf.reference]); () where none was recorded: the target holds on every GPU
+    reference: tuple[tuple[str, float], ...] = ()
+
+    def reference_on(self, device: str | None) -> float | None:
+        """The reference solution's ratio on `device` (matched by gpu_key), or None when the
+        table does not list it (or the device is unknown)."""
+        if not device:
+            return None
+        return next((r for name, r in self.reference if gpu_key(name) == gpu_key(device)), None)
+
+    def target_on(self, device: str | None) -> Target:
+        """The target on `device`: the manifest's, times the reference's ratio on it over its
+        ratio on CALIBRATION_GPU (3 significant digits), where the table lists both; else the
+        manifest's target unchanged, with scale None."""
+        here, there = self.reference_on(device), self.reference_on(CALIBRATION_GPU)
+        if here is None or there is None:
+            return Target(self.ratio, self.ratio, None, device)
+        scale = here / there
+        ratio = self.ratio if scale == 1.0 else float(f"{self.ratio * scale:.3g}")
+        return Target(ratio, self.ratio, scale, device)
+
+    def target_measured(self, device: str | None, here: float) -> Target:
+        """The target on `device` from the reference solution's ratio `here` measured on it in the
+        same run (grading.run_perf, on a GPU the table leaves out or with MEASURE_REFERENCE_ENV):
+        the manifest's target times `here` over the table's ratio on CALIBRATION_GPU (3
+        significant digits); the manifest's target unchanged, scale None, where the table has no
+        ratio for CALIBRATION_GPU or `here` is not a number > 0."""
+        there = self.reference_on(CALIBRATION_GPU)
+        if there is None or not (math.isfinite(here) and here > 0):
+            return Target(self.ratio, self.ratio, None, device)
+        scale = here / there
+        return Target(float(f"{self.ratio * scale:.3g}"), self.ratio, scale, device, here)
 
 
 @dataclass(frozen=True)
@@ -209,9 +303,11 @@ def load_chapter(path: Path) -> Chapter:
             mp = p.get("max_plausible_ratio")
             cal = (calibration(p["calibration"], str(p["baseline"]), f"{path}, exercise {ex.get('id')}")
                    if "calibration" in p else None)
+            ref = (reference(p["reference"], f"{path}, exercise {ex.get('id')}")
+                   if "reference" in p else ())
             perf = Perf(str(p["benchmark"]), str(p["baseline"]), float(p["ratio"]), int(p["points"]),
                         float(mp) if mp is not None else None, bool(p.get("bandwidth_check", True)),
-                        str(p.get("note", "")), cal)
+                        str(p.get("note", "")), cal, ref)
         slug, header = str(ex["slug"]), str(ex.get("header", ""))
         derived = {k: str(ex.get(k, v)) for k, v in defaults(slug, header).items()}
         exercises.append(Exercise(

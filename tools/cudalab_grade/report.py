@@ -5,7 +5,7 @@ import json
 import textwrap
 from dataclasses import dataclass, field
 
-from . import leaderboard
+from . import leaderboard, manifest
 from .escape import csv_text as escape_csv_text, md_block, md_text
 from .grading import NO_GPU, PASSED, Result
 from .manifest import Exercise
@@ -65,9 +65,33 @@ def progress(results: list[Result]) -> str:
     return f"progress: {done}/{len(results)} exercises complete, {got:.1f}/{best:.1f} points"
 
 
+def targets(results: list[Result]) -> list[str]:
+    """One line per GPU the speeds were measured on: which GPU the targets were set on, and for
+    how many exercises the target moved to this one (docs/guides/grading.md, "A target on
+    another GPU"). [] when no speed was measured."""
+    lines = []
+    for device in sorted({r.device or "an unnamed GPU" for r in results if r.target is not None}):
+        timed = [r for r in results if r.target is not None and (r.device or "an unnamed GPU") == device]
+        moved = sum(r.target_scale is not None for r in timed)
+        cal = timed[0].target_device
+        if manifest.gpu_key(device) == manifest.gpu_key(cal or ""):
+            lines.append(f"speed measured on {device}, the GPU the targets were set on")
+        elif moved:
+            here = sum(r.target_reference is not None for r in timed)
+            lines.append(f"speed measured on {device}; targets set on {cal}, moved to this GPU by the "
+                         f"reference solution's ratio here over there for {moved} of {len(timed)} "
+                         "exercise(s)" + (f" ({here} measured in this run)" if here else "")
+                         + ("; the others keep their target" if moved < len(timed) else ""))
+        else:
+            lines.append(f"speed measured on {device}; targets as set on {cal}: no reference "
+                         "solution's ratio was recorded for this GPU")
+    return lines
+
+
 def footer(results: list[Result]) -> list[str]:
-    """Notes after the progress line: no GPU, hints for what failed."""
-    notes = []
+    """Notes after the progress line: the GPU the speeds were measured on, no GPU, hints for
+    what failed."""
+    notes = targets(results)
     no_gpu = [r for r in results if r.status == NO_GPU]
     if no_gpu:
         notes.append(f"grading needs a CUDA GPU: {len(no_gpu)} exercise(s) were not graded "
@@ -98,6 +122,7 @@ def markdown(results: list[Result]) -> str:
     lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
     lines += ["| " + " | ".join(md_text(c) for c in _row(r)) + " |" for r in results]
     lines += ["", progress(results), ""]
+    lines += [md_text(n) + "  " for n in targets(results)] + ([""] if targets(results) else [])
     lines += [md_text(n) + "  " for n in linked(results)] + ([""] if linked(results) else [])
     for r in results:
         if r.details:
@@ -115,7 +140,9 @@ def _machine(r: Result) -> dict:
             "repetitions": r.repetitions, "gpu": r.gpu, "perf_verdict": r.perf_verdict,
             "time_ns": r.time_ns, "baseline_ns": r.baseline_ns, "ratio_raw": r.ratio_raw,
             "calibration": r.calibration, "copy_gbps": r.copy_gbps, "device": r.device,
-            "host": r.host, "linked": r.linked}
+            "host": r.host, "target": r.target, "target_calibration": r.target_calibration,
+            "target_scale": r.target_scale, "target_device": r.target_device,
+            "target_reference": r.target_reference, "linked": r.linked}
 
 
 def gradescope(results: list[Result], meta: dict) -> str:

@@ -307,6 +307,80 @@ class CalibrationKeysTest(unittest.TestCase):
         self.assertTrue(issubclass(manifest.ManifestError, manifest.UsageError))
 
 
+REFERENCE = """[exercise.perf.reference]
+"NVIDIA H100 80GB HBM3" = 25.0
+"NVIDIA H200" = 30
+"""
+
+
+class ReferenceTableTest(unittest.TestCase):
+    """[exercise.perf.reference]: the reference solution's ratio per GPU, against which a target
+    moves to another GPU (docs/guides/grading.md, "A target on another GPU"); manifest.reference
+    checks it as it loads, Perf.target_on reads it."""
+
+    def load(self, table: str):
+        import tempfile
+        with tempfile.TemporaryDirectory(prefix="test-manifest-") as tmp:
+            path = Path(tmp) / "exercises.toml"
+            path.write_text(CALIBRATED.format(baseline="boost_dijkstra/grid/1024", calibration=table))
+            return manifest.load_chapter(path).exercises[0].perf
+
+    def test_loaded_in_order(self):
+        self.assertEqual(self.load(REFERENCE).reference, (("NVIDIA H100 80GB HBM3", 25.0), ("NVIDIA H200", 30.0)))
+        self.assertEqual(self.load("").reference, ())  # none: the target holds on every GPU
+
+    def test_bad_tables_stop_with_their_key(self):
+        bad = {'"NVIDIA H200" = 0': r"perf\.reference\.'NVIDIA H200' must be a number > 0 \(got 0\)",
+               '"NVIDIA H200" = -1.0': r"must be a number > 0 \(got -1\.0\)",
+               '"NVIDIA H200" = "fast"': r"must be a number > 0 \(got 'fast'\)",
+               '"NVIDIA H200" = true': r"must be a number > 0 \(got True\)",
+               '"NVIDIA H200" = nan': r"must be a number > 0",
+               '"nvidia  h100 80gb hbm3" = 2.0': r"lists 'nvidia  h100 80gb hbm3' twice \(also as "
+                                                  r"'NVIDIA H100 80GB HBM3'\)",
+               '" " = 2.0': r"a GPU name must not be empty"}
+        for line, message in bad.items():
+            with self.subTest(line=line), self.assertRaisesRegex(manifest.ManifestError,
+                                                                 r"exercise 9\.1: " + ".*" + message):
+                self.load(REFERENCE.replace('"NVIDIA H200" = 30\n', line + "\n"))
+        with self.assertRaisesRegex(manifest.ManifestError, r"perf\.reference has no ratio for the "
+                                    r"calibration GPU, 'NVIDIA H100 80GB HBM3'"):
+            self.load('[exercise.perf.reference]\n"NVIDIA H100 PCIe" = 25.0\n"NVIDIA H200" = 30.0\n')
+        with self.assertRaisesRegex(manifest.ManifestError, r"perf\.reference must be a table"):
+            self.load('reference = 25.0')
+        with self.assertRaisesRegex(manifest.ManifestError, r"perf\.reference must be a table"):
+            self.load('reference = {}')
+
+    def test_the_target_moves_with_the_reference(self):
+        perf = self.load(REFERENCE)  # target 20, reference 25 on the calibration GPU, 30 on an H200
+        self.assertEqual(perf.target_on("NVIDIA H200"), manifest.Target(24.0, 20.0, 1.2, "NVIDIA H200"))
+        self.assertEqual(perf.target_on(" nvidia h200 ").ratio, 24.0)  # whitespace and case only
+        same = perf.target_on(manifest.CALIBRATION_GPU)
+        self.assertEqual((same.ratio, same.scale), (20.0, 1.0))
+        for other in ("NVIDIA H100 PCIe", "NVIDIA H200 NVL", "H200", None):  # no near names
+            with self.subTest(device=other):
+                self.assertEqual(perf.target_on(other), manifest.Target(20.0, 20.0, None, other))
+                self.assertFalse(perf.target_on(other).listed)
+        self.assertEqual(self.load("").target_on("NVIDIA H200"), manifest.Target(20.0, 20.0, None, "NVIDIA H200"))
+
+    def test_every_reference_meets_its_target_on_every_gpu(self):
+        """From the committed tables: every exercise records its reference solution's ratio on
+        the calibration GPU, which meets its target there, and so on every GPU listed, where the
+        target is scaled by that GPU's ratio. A miss is reported, never fixed by moving a target."""
+        misses, missing = [], []
+        for chapter in manifest.load_all(ROOT):
+            for ex in chapter.exercises:
+                if ex.perf is None:
+                    continue
+                if not ex.perf.reference:
+                    missing.append(ex.id)
+                for gpu, ratio in ex.perf.reference:
+                    target = ex.perf.target_on(gpu).ratio
+                    if ratio < target:
+                        misses.append(f"{ex.id} on {gpu}: reference {ratio:g} < target {target:g}")
+        self.assertEqual(missing, [], "exercises with a speed target but no [exercise.perf.reference]")
+        self.assertEqual(misses, [], "reference solutions below their own target")
+
+
 if __name__ == "__main__":
     unittest.main()
 

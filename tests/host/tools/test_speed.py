@@ -426,5 +426,214 @@ class CalibratedRunPerfTest(GradeTestCase):
         self.assertEqual(slow_host["ratio_raw"], 800.0)
 
 
+# The demo manifest's 1.1 with its reference solution's ratio on two GPUs: 0.6 on the calibration
+# GPU, where the target 0.5 was set, and 0.3 on a "Fake H200", where its baseline runs twice as fast.
+REFERENCE = """
+[exercise.perf.reference]
+"NVIDIA H100 80GB HBM3" = 0.6
+"Fake H200" = 0.3
+"""
+
+
+class TargetOnAnotherGpuTest(GradeTestCase):
+    """run_perf where the manifest records the reference solution's ratio per GPU: the target
+    moves with it (docs/guides/grading.md, "A target on another GPU")."""
+
+    def setUp(self):
+        super().setUp()
+        self.manifest(MOVED_DEMO)
+        # no reference solution built beside the checkers: the table alone moves a target
+        # (TargetMeasuredHereTest measures the reference where its runner is built)
+        (self.tree.bin / "alpha_runner_solution").unlink(missing_ok=True)
+
+    def manifest(self, text: str) -> None:
+        (self.tree.root / "chapters" / "01-demo" / "exercises.toml").write_text(text)
+
+    def grade(self, device, mine_us, base_us, copy_gbps="3000.0", baseline="cub_base"):
+        fake_bench(self.tree.bin / "alpha_bench_starter",
+                   reps("alpha/int32/1024", mine_us) + reps(f"{baseline}/int32/1024", base_us))
+        context = {"copy_bandwidth_gbps": copy_gbps}
+        if device is not None:
+            context["device"] = device
+        p = self.tree.bin / "alpha_bench_starter"
+        p.write_text(p.read_text().replace("'context': {}", f"'context': {context!r}"))
+        self.tree.passing("alpha")
+        _, data, _ = self.tree.grade_json("--no-build", "--perf", "--fast", "1.1")
+        return data, self.exercise(data, "1.1")
+
+    def test_a_listed_gpu_scales_the_target(self):
+        # 0.25 of the baseline on the Fake H200: the target there is 0.5 x 0.3 / 0.6 = 0.25, met
+        data, alpha = self.grade("Fake H200", [4000.0] * 5, [1000.0] * 5)
+        self.assertEqual((alpha["ratio"], alpha["perf_points"]), (0.25, 4))
+        self.assertEqual((alpha["target"], alpha["target_calibration"], alpha["target_scale"],
+                          alpha["target_device"]), (0.25, 0.5, 0.5, "NVIDIA H100 80GB HBM3"))
+        self.assertIn("; ratio 0.25 of cub_base (target 0.25 on Fake H200 = 0.5 on the H100 x 0.50, "
+                      "the reference's ratio here over there), 95 % interval", alpha["reason"])
+        output = data["tests"][0]["output"]
+        self.assertIn("target: 0.25, the 0.5 set on NVIDIA H100 80GB HBM3 times 0.5, the reference "
+                      "solution's ratio on Fake H200, 0.3, over its 0.6 there", output)
+        self.assertIn("speed measured on Fake H200; targets set on NVIDIA H100 80GB HBM3, moved to this "
+                      "GPU by the reference solution's ratio here over there for 1 of 1 exercise(s)",
+                      data["output"])
+        # half of it earns half the points, as against any target
+        _, slow = self.grade("Fake H200", [8000.0] * 5, [1000.0] * 5)
+        self.assertEqual((slow["ratio"], slow["perf_points"]), (0.125, 2.0))
+
+    def test_names_match_by_whitespace_and_case_only(self):
+        _, alpha = self.grade("fake  h200", [4000.0] * 5, [1000.0] * 5)
+        self.assertEqual((alpha["target"], alpha["target_scale"]), (0.25, 0.5))
+        _, other = self.grade("Fake H200 NVL", [4000.0] * 5, [1000.0] * 5)
+        self.assertEqual((other["target"], other["target_scale"]), (0.5, None))
+
+    def test_the_calibration_gpu_keeps_the_target(self):
+        data, alpha = self.grade("NVIDIA H100 80GB HBM3", [4000.0] * 5, [1000.0] * 5)
+        self.assertEqual((alpha["ratio"], alpha["perf_points"]), (0.25, 2.0))
+        self.assertEqual((alpha["target"], alpha["target_calibration"], alpha["target_scale"]), (0.5, 0.5, 1.0))
+        self.assertIn("; ratio 0.25 of cub_base (target 0.5), 95 % interval", alpha["reason"])
+        self.assertIn("target: 0.5, set on this GPU, NVIDIA H100 80GB HBM3", data["tests"][0]["output"])
+        self.assertIn("speed measured on NVIDIA H100 80GB HBM3, the GPU the targets were set on", data["output"])
+
+    def test_an_unlisted_gpu_keeps_the_target_and_says_why(self):
+        for device in ("NVIDIA H100 PCIe", None):  # never the H100 SXM's ratio by a near name
+            with self.subTest(device=device):
+                data, alpha = self.grade(device, [4000.0] * 5, [1000.0] * 5)
+                self.assertEqual((alpha["ratio"], alpha["perf_points"]), (0.25, 2.0))
+                self.assertEqual((alpha["target"], alpha["target_scale"]), (0.5, None))
+                self.assertIn(f"(target 0.5, the H100's: no reference ratio for {device or 'this GPU'}), ",
+                              alpha["reason"])
+                self.assertIn("target: 0.5, as set on the calibration GPU, NVIDIA H100 80GB HBM3: this "
+                              "exercise has no reference solution's ratio for ", data["tests"][0]["output"])
+
+    def test_without_a_table_nothing_changes(self):
+        self.manifest(tg.MANIFEST)
+        _, alpha = self.grade("Fake H200", [4000.0] * 5, [1000.0] * 5)
+        self.assertEqual((alpha["target"], alpha["target_scale"], alpha["perf_points"]), (0.5, None, 2.0))
+        self.assertIn("; ratio 0.25 of cub_base (target 0.5), 95 % interval", alpha["reason"])
+
+    def test_a_host_baseline_on_a_listed_gpu_is_not_scaled_by_the_copy_bandwidth(self):
+        # calibrated at 4000 us on a GPU that copies at 3000 GB/s; the reference's ratio 25 there,
+        # 50 on the Fake H200 (a latency-bound kernel gains more than the copy bandwidth says)
+        self.manifest(MOVED_DEMO.replace('baseline = "cub_base/int32/1024"\nratio = 0.5\n',
+                                         'baseline = "cpu_base/int32/1024"\nratio = 20.0\n')
+                      .replace(REFERENCE, CALIBRATION + REFERENCE.replace("0.6", "25.0").replace("0.3", "50.0")))
+        # 100 us on a GPU with twice the copy bandwidth: 40 x the calibration's 4000 us, as measured
+        data, alpha = self.grade("Fake H200", [100.0] * 5, [2000.0] * 5, copy_gbps="6000.0", baseline="cpu_base")
+        self.assertEqual((alpha["ratio"], alpha["ratio_raw"], alpha["perf_points"]), (40.0, 20.0, 4))
+        self.assertEqual((alpha["target"], alpha["target_scale"]), (40.0, 2.0))
+        self.assertEqual(alpha["calibration"], {"device": "Fake H100", "host": "Fake Xeon",
+                                                "host_speed": 2.0, "gpu_scale": None})
+        self.assertIn("ratio 40.00 of cpu_base at the calibration host's speed (target 40 on Fake H200 = "
+                      "20 on the H100 x 2.00, the reference's ratio here over there, measured here 20.00)",
+                      alpha["reason"])
+        self.assertIn("your GPU time as measured", data["tests"][0]["output"])
+        # the same exercise on an unlisted GPU: scaled by the copy bandwidths, as without a table
+        _, other = self.grade("Fake B200", [100.0] * 5, [2000.0] * 5, copy_gbps="6000.0", baseline="cpu_base")
+        self.assertEqual((other["ratio"], other["target"], other["target_scale"]), (20.0, 20.0, None))
+        self.assertEqual(other["calibration"]["gpu_scale"], 2.0)
+
+    def test_implausible_moves_with_the_target(self):
+        # target 0.25 on the Fake H200: more than 20 x that, 5, is not believed; 6 is refused, which
+        # would stand against the calibration GPU's target of 0.5
+        _, alpha = self.grade("Fake H200", [1000.0] * 5, [6000.0] * 5)
+        self.assertEqual((alpha["perf_verdict"], alpha["perf_points"]), ("implausible", 0))
+        self.assertIn("more than the 5 x believed", alpha["reason"])
+
+
+class TargetMeasuredHereTest(GradeTestCase):
+    """run_perf on a GPU the reference table leaves out, where the reference solution's runner is
+    built: the reference's ratio is measured in the same run and the target moves with it
+    (docs/guides/grading.md, "A target on another GPU")."""
+
+    def setUp(self):
+        super().setUp()
+        (self.tree.root / "chapters" / "01-demo" / "exercises.toml").write_text(MOVED_DEMO)
+
+    def grade(self, device, mine_us, ref_us, base_us=1000.0, reference_built=True, env=None):
+        # one benchmark program: the student's times, or the reference's when the checker's
+        # runner is the reference solution's (CUDALAB_RUNNER ends in _runner_solution)
+        def doc(times):
+            return {"context": {"device": device, "copy_bandwidth_gbps": "3000.0"},
+                    "benchmarks": reps("alpha/int32/1024", times) + reps("cub_base/int32/1024", [base_us] * 5)}
+        calls = self.tree.root / "bench-calls.txt"
+        _write_exe(self.tree.bin / "alpha_bench_starter", f"""
+            import json, os, sys
+            ref = os.environ.get("CUDALAB_RUNNER", "").endswith("alpha_runner_solution")
+            sandboxed = bool(os.environ.get("CUDALAB_RUNNER_PREFIX"))
+            with open({str(calls)!r}, "a") as f:
+                f.write(("reference" if ref else "student") + ("-sandboxed" if sandboxed else "") + "\\n")
+            for a in sys.argv[1:]:
+                if a.startswith("--benchmark_out="):
+                    with open(a.split("=", 1)[1], "w") as f:
+                        json.dump({doc(ref_us)!r} if ref else {doc(mine_us)!r}, f)
+        """)
+        runner = self.tree.bin / "alpha_runner_solution"
+        if reference_built:
+            _write_exe(runner, "import sys\nsys.exit(0)\n")
+        elif runner.exists():
+            runner.unlink()
+        if calls.exists():
+            calls.unlink()
+        self.tree.passing("alpha")
+        with mock.patch.dict(os.environ, env or {}):
+            _, data, _ = self.tree.grade_json("--no-build", "--perf", "--fast", "1.1")
+        return data, self.exercise(data, "1.1"), calls.read_text().split()
+
+    def test_an_unlisted_gpu_measures_the_reference(self):
+        # the reference runs at 0.3 of the baseline here (0.6 on the H100): the target 0.5 moves to
+        # 0.25, and the student's 0.25 meets it
+        data, alpha, calls = self.grade("Fake T4", [4000.0] * 5, [3333.3] * 5)
+        self.assertEqual(calls, ["student", "reference"])
+        self.assertEqual((alpha["ratio"], alpha["target"], alpha["target_scale"], alpha["target_reference"],
+                          alpha["perf_points"]), (0.25, 0.25, 0.5, 0.3, 4))
+        self.assertIn("(target 0.25 on Fake T4 = 0.5 on the H100 x 0.50, the reference's ratio measured "
+                      "here over there)", alpha["reason"])
+        self.assertIn("the reference solution's ratio measured in this run on Fake T4, 0.30, over its 0.6 "
+                      "there", data["tests"][0]["output"])
+        self.assertIn("(1 measured in this run)", data["output"])
+
+    def test_the_reference_runs_outside_the_students_sandbox(self):
+        # class grading's sandbox shows the student's build alone; the reference solution's runner,
+        # the course's own code, runs without it
+        from cudalab_grade import grading
+        from cudalab_grade.manifest import load_all
+        self.grade("Fake T4", [4000.0] * 5, [3333.3] * 5)  # writes the programs
+        (self.tree.root / "bench-calls.txt").unlink()
+        ex = next(e for c in load_all(self.tree.root) for e in c.exercises if e.id == "1.1")
+        opts = grading.Options(root=self.tree.root, build_dir=self.tree.build, perf=True,
+                               runner_prefix=["env"], implementation="starter")
+        res = grading.Result(ex, 14.0, "passed")
+        with mock.patch.dict(os.environ, self.tree.env):
+            grading.run_perf(ex, opts, res)
+        self.assertEqual((self.tree.root / "bench-calls.txt").read_text().split(),
+                         ["student-sandboxed", "reference"])
+        self.assertEqual((res.target, res.target_reference), (0.25, 0.3))
+
+    def test_a_listed_gpu_uses_the_table_unless_asked(self):
+        _, alpha, calls = self.grade("Fake H200", [4000.0] * 5, [2000.0] * 5)
+        self.assertEqual(calls, ["student"])
+        self.assertEqual((alpha["target"], alpha["target_reference"]), (0.25, None))
+        # CUDALAB_MEASURE_REFERENCE=1: measured on every GPU (here 0.5: the target becomes 0.417)
+        _, forced, calls = self.grade("Fake H200", [4000.0] * 5, [2000.0] * 5,
+                                      env={"CUDALAB_MEASURE_REFERENCE": "1"})
+        self.assertEqual(calls, ["student", "reference"])
+        self.assertEqual((forced["target"], forced["target_reference"]), (0.417, 0.5))
+
+    def test_without_the_reference_runner_the_target_stays_and_says_why(self):
+        _, alpha, calls = self.grade("Fake T4", [4000.0] * 5, [3333.3] * 5, reference_built=False)
+        self.assertEqual(calls, ["student"])
+        self.assertEqual((alpha["target"], alpha["target_scale"], alpha["perf_points"]), (0.5, None, 2.0))
+        self.assertIn("(target 0.5, the H100's: no reference ratio for Fake T4)", alpha["reason"])
+
+    def test_a_failed_reference_run_keeps_the_target_and_says_why(self):
+        data, alpha, calls = self.grade("Fake T4", [4000.0] * 5, [0.0] * 5)
+        self.assertEqual(calls, ["student", "reference"])
+        self.assertEqual((alpha["target"], alpha["target_scale"]), (0.5, None))
+        self.assertIn("target: the reference solution's speed could not be measured here: zero time",
+                      data["tests"][0]["output"])
+
+
+MOVED_DEMO = tg.MANIFEST.replace('ratio = 0.5\npoints = 4\n', 'ratio = 0.5\npoints = 4\n' + REFERENCE)
+
+
 if __name__ == "__main__":
     unittest.main()
