@@ -12,6 +12,7 @@
 #include "cudalab/device.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/merge_path.cuh"
+#include "cudalab/merge_tiles.cuh"
 #include "cudalab/sort.cuh"
 
 namespace cudalab::sort {
@@ -83,29 +84,6 @@ __device__ __forceinline__ void serial_merge(const int* s_keys, const int* s_val
   }
 }
 
-// Where merge block `tile` works: pair `pair` = runs 2 pair and 2 pair + 1,
-// first run at p0 with a_count keys, second run at p0 + a_count with b_count
-// keys, outputs [diag0, diag1) of the pair's merge.
-struct TileGeometry {
-  std::size_t p0;
-  unsigned a_count, b_count, diag0, diag1;
-};
-
-__device__ __forceinline__ TileGeometry tile_geometry(std::size_t tile, std::size_t n, std::size_t run,
-                                                      std::size_t tiles_per_pair) {
-  const std::size_t pair = tile / tiles_per_pair;
-  TileGeometry g;
-  g.p0 = 2 * run * pair;
-  const std::size_t mid = g.p0 + run < n ? g.p0 + run : n;
-  const std::size_t end = mid + run < n ? mid + run : n;
-  g.a_count = static_cast<unsigned>(mid - g.p0);
-  g.b_count = static_cast<unsigned>(end - mid);
-  const unsigned total = g.a_count + g.b_count;
-  g.diag0 = static_cast<unsigned>((tile - pair * tiles_per_pair) * kMergeTile);
-  g.diag1 = total - g.diag0 < kMergeTile ? total : g.diag0 + kMergeTile;
-  return g;
-}
-
 // splits[t] = the merge-path split at the first output of merge tile t, by
 // kLanes lanes per tile. kLanes = 1: one thread per tile, a binary search in
 // global memory (2 loads per step, at most about 54 scattered 32-byte
@@ -118,7 +96,7 @@ __global__ void __launch_bounds__(kPartitionThreads)
   const auto group = cg::tiled_partition<kLanes>(cg::this_thread_block());
   const std::size_t t = (static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kLanes;
   if (t >= tiles) return;  // the whole group: its lanes share t
-  const TileGeometry g = tile_geometry(t, n, run, tiles_per_pair);
+  const detail::TileGeometry g = detail::tile_geometry<kMergeTile>(t, n, run, tiles_per_pair);
   const int* a = keys + g.p0;
   if constexpr (kLanes == 1) {
     splits[t] = merge_path(a, g.a_count, a + g.a_count, g.b_count, g.diag0);
@@ -211,7 +189,7 @@ __global__ void __launch_bounds__(kMergeThreads, kMergeMinBlocks)
   __shared__ int s_keys[kMergeTile + 1];
   __shared__ int s_vals[kPairs ? kMergeTile + 1 : 1];
   const std::size_t tile = blockIdx.x;
-  const TileGeometry g = tile_geometry(tile, n, run, tiles_per_pair);
+  const detail::TileGeometry g = detail::tile_geometry<kMergeTile>(tile, n, run, tiles_per_pair);
   const unsigned a0 = splits[tile];
   const unsigned a1 = g.diag1 == g.a_count + g.b_count ? g.a_count : splits[tile + 1];
   const unsigned na = a1 - a0;

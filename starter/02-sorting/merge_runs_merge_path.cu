@@ -6,6 +6,7 @@
 
 #include "cudalab/async_buffer.cuh"
 #include "cudalab/error.cuh"
+#include "cudalab/merge_tiles.cuh"
 #include "cudalab/sort.cuh"
 
 namespace cudalab::sort {
@@ -27,35 +28,12 @@ __device__ __forceinline__ unsigned merge_path(const int* a, unsigned a_count, c
   return diag < a_count ? diag : a_count;
 }
 
-// Where block `tile` works: pair `pair` = runs 2 pair and 2 pair + 1, first
-// run at p0 with a_count keys, second run at p0 + a_count with b_count keys,
-// outputs [diag0, diag1) of the pair's merge.
-struct TileGeometry {
-  std::size_t p0;
-  unsigned a_count, b_count, diag0, diag1;
-};
-
-__device__ __forceinline__ TileGeometry tile_geometry(std::size_t tile, std::size_t n, std::size_t run,
-                                                      std::size_t tiles_per_pair) {
-  const std::size_t pair = tile / tiles_per_pair;
-  TileGeometry g;
-  g.p0 = 2 * run * pair;
-  const std::size_t mid = g.p0 + run < n ? g.p0 + run : n;
-  const std::size_t end = mid + run < n ? mid + run : n;
-  g.a_count = static_cast<unsigned>(mid - g.p0);
-  g.b_count = static_cast<unsigned>(end - mid);
-  const unsigned total = g.a_count + g.b_count;
-  g.diag0 = static_cast<unsigned>((tile - pair * tiles_per_pair) * kTile);
-  g.diag1 = total - g.diag0 < kTile ? total : g.diag0 + kTile;
-  return g;
-}
-
 // splits[t] = the merge-path split at the first output of tile t.
 __global__ void partition_kernel(const int* keys, std::size_t n, std::size_t run, std::size_t tiles_per_pair,
                                  std::size_t tiles, unsigned* splits) {
   const std::size_t t = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= tiles) return;
-  const TileGeometry g = tile_geometry(t, n, run, tiles_per_pair);
+  const detail::TileGeometry g = detail::tile_geometry<kTile>(t, n, run, tiles_per_pair);
   splits[t] = merge_path(keys + g.p0, g.a_count, keys + g.p0 + g.a_count, g.b_count, g.diag0);
 }
 
@@ -68,7 +46,7 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ int s_keys[kTile];
   __shared__ int s_vals[kPairs ? kTile : 1];
   const std::size_t tile = blockIdx.x;
-  const TileGeometry g = tile_geometry(tile, n, run, tiles_per_pair);
+  const detail::TileGeometry g = detail::tile_geometry<kTile>(tile, n, run, tiles_per_pair);
   const unsigned a0 = splits[tile];
   const unsigned a1 = g.diag1 == g.a_count + g.b_count ? g.a_count : splits[tile + 1];
   const unsigned b0 = g.diag0 - a0;
