@@ -591,6 +591,33 @@ class TargetMeasuredHereTest(GradeTestCase):
                       "0.6 there", data["tests"][0]["output"])
         self.assertIn("(1 measured in this run)", data["output"])
 
+    def test_grade_builds_the_reference_runner_where_it_may_be_measured(self):
+        from cudalab_grade import build, clisetup, grading
+        from cudalab_grade.manifest import load_all
+        exercises = [e for c in load_all(self.tree.root) for e in c.exercises]
+        src = self.tree.root / "solutions" / "01-demo" / "alpha.cu"
+        src.parent.mkdir(parents=True, exist_ok=True)
+        src.write_text("// the reference\n")
+        opts = grading.Options(root=self.tree.root, build_dir=self.tree.build, perf=True)
+        cases = ((["Fake T4"], True), (["Fake H200"], False), (["Fake H200", "Fake T4"], True), (None, True))
+        for names, wanted in cases:
+            with self.subTest(names=names), mock.patch.object(build, "gpu_names", return_value=names):
+                self.assertEqual("alpha_runner_solution" in clisetup.wanted_targets(exercises, opts), wanted)
+        with mock.patch.object(build, "gpu_names", return_value=["Fake H200"]), \
+                mock.patch.dict(os.environ, {"CUDALAB_MEASURE_REFERENCE": "1"}):
+            self.assertIn("alpha_runner_solution", clisetup.wanted_targets(exercises, opts))
+        # never without --perf, never without the reference's source (--solutions grades the
+        # reference itself: reference_needed says no)
+        with mock.patch.object(build, "gpu_names", return_value=["Fake T4"]):
+            plain = grading.Options(root=self.tree.root, build_dir=self.tree.build)
+            self.assertNotIn("alpha_runner_solution", clisetup.wanted_targets(exercises, plain))
+            ref = grading.Options(root=self.tree.root, build_dir=self.tree.build, perf=True,
+                                  implementation="solution")
+            self.assertFalse(clisetup.reference_needed(exercises[0], ref, ["Fake T4"]))
+        src.unlink()
+        with mock.patch.object(build, "gpu_names", return_value=["Fake T4"]):
+            self.assertNotIn("alpha_runner_solution", clisetup.wanted_targets(exercises, opts))
+
     def test_one_grader_measures_each_reference_once(self):
         # a class is graded by threads of one process: the second submission on the same GPU
         # reuses the first one's measurement
