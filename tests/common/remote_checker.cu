@@ -445,7 +445,8 @@ class Checker {
     throw std::runtime_error("cudalab remote: no runner for " + path + " (set CUDALAB_RUNNER)");
   }
 
-  // Whether the runner poisons shared memory before each call (remote_runner.cu):
+  // Whether the runner poisons shared memory before each call, and the device
+  // memory the student's code allocates (remote_runner.cu):
   // in test programs, not in benchmarks (it would be timed) nor under
   // compute-sanitizer (CUDALAB_MAX_N set, or the tool in the runner's prefix),
   // where its big kernel would cost seconds a call.

@@ -71,6 +71,7 @@ void count(const void* dst, const void* src, std::size_t bytes, cudaMemcpyKind k
 // description (cudalab::DeviceLimitError), as the same code would on that GPU.
 bool g_profiled = false;            // a profile is set (and the runner has a device)
 bool g_poison_shared = false;       // test programs: shared memory poisoned before each call
+bool g_poison_allocations = false;  // test programs: the student's device allocations poisoned
 cudalab::DeviceLimits g_limits{};   // its limits, read once at start
 std::string g_refused;              // the first refused launch of the current call
 
@@ -262,6 +263,42 @@ cudaError_t __wrap___cudaLaunchKernel_ptsz(cudaKernel_t k, dim3 grid, dim3 block
   return __real___cudaLaunchKernel_ptsz(k, grid, block, args, shared, s);
 }
 #endif
+// Device memory the student's code allocates: in a test program (the poison
+// flag, as for shared memory) every new allocation starts filled with 0xA5
+// bytes, as memory an earlier call freed can be on any GPU, not the zeros a
+// fresh page holds. A kernel that reads scratch it never wrote (a counter not
+// set to 0, a flag array not cleared) then fails its tests. CUDA never promises
+// zeroed allocations, so correct code is not affected. The fill is ordered
+// before anything the caller enqueues: on the allocation's stream for the
+// stream-ordered allocators, and completed before cudaMalloc returns. A fill
+// that fails leaves the memory as it is and the caller's call unchanged.
+cudaError_t __real_cudaMalloc(void**, size_t);
+cudaError_t __real_cudaMallocAsync(void**, size_t, cudaStream_t);
+cudaError_t __real_cudaMallocFromPoolAsync(void**, size_t, cudaMemPool_t, cudaStream_t);
+static bool poisons_allocations() { return g_poison_allocations && !g_infra; }
+constexpr int kAllocationPoison = 0xA5;
+cudaError_t __wrap_cudaMalloc(void** ptr, size_t bytes) {
+  const cudaError_t e = __real_cudaMalloc(ptr, bytes);
+  if (e == cudaSuccess && bytes > 0 && ptr != nullptr && poisons_allocations()) {
+    if (cudaMemset(*ptr, kAllocationPoison, bytes) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess)
+      cudaGetLastError();
+  }
+  return e;
+}
+cudaError_t __wrap_cudaMallocAsync(void** ptr, size_t bytes, cudaStream_t s) {
+  const cudaError_t e = __real_cudaMallocAsync(ptr, bytes, s);
+  if (e == cudaSuccess && bytes > 0 && ptr != nullptr && poisons_allocations() &&
+      cudaMemsetAsync(*ptr, kAllocationPoison, bytes, s) != cudaSuccess)
+    cudaGetLastError();
+  return e;
+}
+cudaError_t __wrap_cudaMallocFromPoolAsync(void** ptr, size_t bytes, cudaMemPool_t pool, cudaStream_t s) {
+  const cudaError_t e = __real_cudaMallocFromPoolAsync(ptr, bytes, pool, s);
+  if (e == cudaSuccess && bytes > 0 && ptr != nullptr && poisons_allocations() &&
+      cudaMemsetAsync(*ptr, kAllocationPoison, bytes, s) != cudaSuccess)
+    cudaGetLastError();
+  return e;
+}
 cudaError_t __wrap_cudaMallocHost(void**, size_t) { return cudaErrorNotPermitted; }
 cudaError_t __wrap_cudaHostAlloc(void**, size_t, unsigned int) { return cudaErrorNotPermitted; }
 cudaError_t __wrap_cudaHostRegister(void*, size_t, unsigned int) { return cudaErrorNotPermitted; }
@@ -496,7 +533,7 @@ int main(int argc, char** argv) {
   unsigned long long base = 0, size = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--cudalab-poison-shared") g_poison_shared = true;
+    if (a == "--cudalab-poison-shared") g_poison_shared = g_poison_allocations = true;
     else if (i + 1 == argc) break;
     else if (a == "--cudalab-runner-fd") sock = std::atoi(argv[++i]);
     else if (a == "--cudalab-address-range") std::sscanf(argv[++i], "%llu:%llu", &base, &size);

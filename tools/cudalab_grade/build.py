@@ -76,6 +76,21 @@ def _nvidia_smi(timeout: float) -> tuple[bool | None, str]:
     return False, f"nvidia-smi -L: {said[0] if said else f'exit {p.returncode}'}"
 
 
+def gpu_names(timeout: float = 30.0) -> list[str] | None:
+    """The names of the GPUs nvidia-smi lists (as the CUDA runtime names them: "NVIDIA H100 80GB
+    HBM3"), or None when nvidia-smi is missing, fails or lists none."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None
+    try:
+        p = subprocess.run([smi, "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                           text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    names = [line.strip() for line in p.stdout.splitlines() if line.strip()]
+    return names if p.returncode == 0 and names else None
+
+
 def probe_gpu(lib: str = "libcuda.so.1", timeout: float = 60.0) -> tuple[bool | None, str]:
     """Is there a CUDA device, as the test programs will see it (the driver library:
     cuInit + cuDeviceGetCount, under this environment's CUDA_VISIBLE_DEVICES)?

@@ -4,24 +4,46 @@ messages for a machine without a GPU or without a tool, and the record of the re
 that --progress and --watch read."""
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 import time
 
-from . import build, progress
+from . import build, manifest, progress
 from .grading import Options, use_sandbox
 
 
 def wanted_targets(exercises, opts: Options) -> dict[str, str]:
-    """target -> the student's source it is built from, for the programs grading needs."""
+    """target -> the student's source it is built from, for the programs grading needs. With
+    --perf, the reference solution's runner too where a target may have to be measured against
+    it (reference_needed)."""
     wanted = {}
+    names: list[str] | None | bool = False  # not asked yet
     for ex in exercises:
         src = ex.source(opts.implementation)
         wanted[ex.test_target(opts.implementation)] = src
         wanted[ex.runner_target(opts.implementation)] = src
         if opts.perf and ex.perf:
             wanted[ex.bench_target(opts.implementation)] = src
+            if names is False and opts.implementation != "solution" and ex.perf.reference:
+                names = build.gpu_names()
+            if names is not False and reference_needed(ex, opts, names):
+                wanted[ex.runner_target("solution")] = ex.source("solution")
     return wanted
+
+
+def reference_needed(ex, opts: Options, names: list[str] | None) -> bool:
+    """Whether grading ex with --perf may measure the reference solution in the same run
+    (grading.run_perf): the graded code is not the reference, the tree has the reference's
+    source, and a GPU of `names` (nvidia-smi's; None: unknown) is not in the exercise's
+    reference table, or CUDALAB_MEASURE_REFERENCE=1 asks for it everywhere."""
+    if opts.implementation == "solution" or ex.perf is None or not ex.perf.reference:
+        return False
+    if not (opts.root / ex.source("solution")).is_file():
+        return False
+    if os.environ.get(manifest.MEASURE_REFERENCE_ENV, "") == "1" or names is None:
+        return True
+    return any(ex.perf.reference_on(n) is None for n in names)
 
 
 class BuildProgress:

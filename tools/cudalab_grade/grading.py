@@ -675,6 +675,28 @@ def _reference_runner(ex: Exercise, opts: Options) -> Path | None:
     return runner if runner.is_file() else None
 
 
+# The reference solution's ratios measured in this process (a class is graded by threads of one
+# process): (exercise, GPU name, reference runner) -> ratio, so that a class graded on a GPU the
+# reference tables leave out measures each exercise's reference once, not once per student.
+_REFERENCE_MEASURED: dict[tuple[str, str, str], float] = {}
+_REFERENCE_LOCK = threading.Lock()
+
+
+def _reference_ratio_cached(ex: Exercise, opts: Options, target: str, runner: Path,
+                            device: str | None) -> tuple[float | None, str]:
+    """_reference_ratio, measured once per (exercise, GPU name, runner) in this process; a
+    failed measurement is not kept (the next submission tries again)."""
+    key = (ex.id, device or "", str(runner.resolve()))
+    with _REFERENCE_LOCK:
+        if key in _REFERENCE_MEASURED:
+            return _REFERENCE_MEASURED[key], ""
+    ratio, why = _reference_ratio(ex, opts, target, runner)
+    if ratio is not None and device:
+        with _REFERENCE_LOCK:
+            _REFERENCE_MEASURED.setdefault(key, ratio)
+    return ratio, why
+
+
 def _reference_ratio(ex: Exercise, opts: Options, target: str, runner: Path) -> tuple[float | None, str]:
     """The reference solution's ratio measured on this GPU by the exercise's benchmark program
     (PERF_REPETITIONS repetitions, after waiting for a free GPU): its baseline's median time
@@ -720,7 +742,7 @@ def target_details(perf: manifest.Perf, goal: manifest.Target) -> str:
     cal, here = manifest.CALIBRATION_GPU, goal.device or "this GPU (the benchmark did not name it)"
     if goal.measured is not None:
         return (f"target: {goal.ratio:g}, the {goal.calibration:g} set on {cal} times {goal.scale:.3g}, "
-                f"the reference solution's ratio measured in this run on {here}, "
+                f"the reference solution's ratio measured by this grader on {here}, "
                 f"{bench.fmt_ratio(goal.measured)}, over its {perf.reference_on(cal):g} there")
     if goal.scale is None:
         return (f"target: {goal.calibration:g}, as set on the calibration GPU, {cal}: this exercise "
@@ -811,7 +833,7 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
             tried = True
             runner = _reference_runner(ex, opts)
             if runner is not None:
-                measured, unmeasured = _reference_ratio(ex, opts, target, runner)
+                measured, unmeasured = _reference_ratio_cached(ex, opts, target, runner, device)
         if measured is not None:
             goal = perf.target_measured(device, measured)
         # A calibrated host baseline: the score is against its time on the calibration machine;

@@ -4,9 +4,12 @@ Each exercise with a speed target (one whose results carry a `ratio`: the
 library baseline's time over the student's, measured by the grader; against a
 calibrated host baseline the ratio scored, at the calibration host's speed,
 grading.run_perf) gets a
-table of the students whose submission passed its tests, fastest first, and
-an overall table ranks the students by the number of such exercises and the
-geometric mean of their ratios. Only exercises that passed are ranked.
+table of the students whose submission passed its tests, fastest first (by
+the ratio over the target it was scored against on its GPU, which orders a
+class graded on one GPU as the ratio does), and an overall table ranks the
+students by the number of such exercises and the geometric mean of their
+ratios over their targets (every exercise weighs alike, and submissions
+graded on different GPUs compare). Only exercises that passed are ranked.
 
 Students are shown by pseudonym, never by id: `anon-` and ten base-32
 characters of an HMAC-SHA256 of the student id, keyed by a key derived from
@@ -84,14 +87,26 @@ def _ratio(e: dict) -> float | None:
     return float(r)
 
 
+def _of_target(e: dict, ratio: float) -> float:
+    """The ratio over the target it was scored against on its GPU (results.json's `target`,
+    grading.run_perf: the target moves with the reference solution from GPU to GPU), so that
+    submissions graded on different GPUs, and exercises whose ratios differ by orders of
+    magnitude (1.1's 0.003, 6.2's 265), compare; the ratio itself where the results name no
+    target (written before targets moved)."""
+    t = e.get("target")
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0:
+        return ratio
+    return ratio / float(t)
+
+
 def with_perf(records: list[dict]) -> bool:
     """Whether the class was graded with --perf."""
     return any(r["cudalab"].get("perf") for r in records)
 
 
-def boards(records: list[dict]) -> list[tuple[str, str, list[tuple[str, float, float]]]]:
-    """(id, slug, [(student, ratio, perf points)]) of every exercise with a speed ratio, in
-    course order; an exercise is listed when any submission has a ratio for it."""
+def boards(records: list[dict]) -> list[tuple[str, str, list[tuple[str, float, float, float]]]]:
+    """(id, slug, [(student, ratio, perf points, ratio over its target)]) of every exercise with a
+    speed ratio, in course order; an exercise is listed when any submission has a ratio for it."""
     from .classreport import exercise_columns
     out = []
     for i, slug, _ in exercise_columns(records):
@@ -104,7 +119,8 @@ def boards(records: list[dict]) -> list[tuple[str, str, list[tuple[str, float, f
                 timed = timed or e.get("ratio") is not None
                 ratio = _ratio(e)
                 if ratio is not None:
-                    rows.append((r["cudalab"]["student"], ratio, float(e.get("perf_points", 0))))
+                    rows.append((r["cudalab"]["student"], ratio, float(e.get("perf_points", 0)),
+                                 _of_target(e, ratio)))
         if timed:
             out.append((i, slug, rows))
     return out
@@ -127,11 +143,13 @@ def _geomean(xs: list[float]) -> float:
 
 
 def overall(records: list[dict], names: dict[str, str]) -> list[tuple[int, tuple]]:
-    """(rank, (student, exercises ranked, geometric mean of their ratios, perf points))."""
+    """(rank, (student, exercises ranked, geometric mean of their ratios over their targets,
+    perf points)): a ratio over its target weighs every exercise alike, where the ratios
+    themselves span orders of magnitude."""
     per: dict[str, list[tuple[float, float]]] = {}
     for _, _, rows in boards(records):
-        for student, ratio, pts in rows:
-            per.setdefault(student, []).append((ratio, pts))
+        for student, _, pts, of_target in rows:
+            per.setdefault(student, []).append((of_target, pts))
     rows = [(s, len(v), _geomean([x for x, _ in v]), round(sum(p for _, p in v), 1))
             for s, v in per.items()]
     return _ranked(rows, lambda row: (row[1], row[2]), names)
@@ -149,13 +167,16 @@ def markdown(records: list[dict], names: dict[str, str], level: int = 1) -> str:
              "Speed of each exercise that passed its tests, as the ratio of the library "
              "baseline's time to the submission's on the grading GPU (higher is faster; 1 is "
              "as fast as the baseline; a host baseline with a calibration counts with its time on "
-             "the calibration machine, as the points do). Students are shown by pseudonym.", ""]
+             "the calibration machine, as the points do), and that ratio over the exercise's "
+             "target on that GPU (1: the target met; the targets move with the reference solution "
+             "from GPU to GPU, so this compares submissions graded on different GPUs). Boards are "
+             "ranked by the ratio over the target. Students are shown by pseudonym.", ""]
     if not bs:
         return "\n".join(lines + ["No exercise was timed.", ""]) + "\n"
     lines += [f"{h}# Overall", "",
               f"Ranked by the number of the {len(bs)} timed exercise(s) passed, then by the "
-              "geometric mean of their ratios.", "",
-              "| rank | student | exercises | mean ratio | perf points |", "|---|---|---|---|---|"]
+              "geometric mean of their ratios over their targets.", "",
+              "| rank | student | exercises | mean of ratio / target | perf points |", "|---|---|---|---|---|"]
     lines += [f"| {rank} | {md_text(names[s])} | {n} | {_fmt(g)} | {p:g} |"
               for rank, (s, n, g, p) in overall(records, names)]
     lines.append("")
@@ -164,21 +185,21 @@ def markdown(records: list[dict], names: dict[str, str], level: int = 1) -> str:
         if not rows:
             lines += ["No submission passed its tests with a time.", ""]
             continue
-        lines += ["| rank | student | ratio | perf points |", "|---|---|---|---|"]
-        lines += [f"| {rank} | {md_text(names[s])} | {_fmt(x)} | {p:g} |"
-                  for rank, (s, x, p) in _ranked(rows, lambda row: (row[1],), names)]
+        lines += ["| rank | student | ratio | ratio / target | perf points |", "|---|---|---|---|---|"]
+        lines += [f"| {rank} | {md_text(names[s])} | {_fmt(x)} | {_fmt(t)} | {p:g} |"
+                  for rank, (s, x, p, t) in _ranked(rows, lambda row: (row[3],), names)]
         lines.append("")
     return "\n".join(lines) + "\n"
 
 
 def csv_text(records: list[dict], names: dict[str, str]) -> str:
-    """board (an exercise `1.1 slug`, or `overall`), rank, pseudonym, ratio (the geometric mean
-    for overall), perf_points, exercises."""
-    out = [("board", "rank", "pseudonym", "ratio", "perf_points", "exercises")]
-    out += [("overall", rank, names[s], _fmt(g), f"{p:g}", n) for rank, (s, n, g, p) in overall(records, names)]
+    """board (an exercise `1.1 slug`, or `overall`), rank, pseudonym, ratio (empty for overall),
+    ratio_over_target (the geometric mean for overall), perf_points, exercises."""
+    out = [("board", "rank", "pseudonym", "ratio", "ratio_over_target", "perf_points", "exercises")]
+    out += [("overall", rank, names[s], "", _fmt(g), f"{p:g}", n) for rank, (s, n, g, p) in overall(records, names)]
     for i, slug, rows in boards(records):
-        out += [(f"{i} {slug}", rank, names[s], _fmt(x), f"{p:g}", 1)
-                for rank, (s, x, p) in _ranked(rows, lambda row: (row[1],), names)]
+        out += [(f"{i} {slug}", rank, names[s], _fmt(x), _fmt(t), f"{p:g}", 1)
+                for rank, (s, x, p, t) in _ranked(rows, lambda row: (row[3],), names)]
     return escape.csv_text(out)
 
 

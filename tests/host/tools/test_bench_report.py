@@ -176,6 +176,26 @@ class BenchReportTest(unittest.TestCase):
         self.assertEqual(len(rep["chapters"][0]["copy_bandwidth"]), 2)
         self.assertEqual(rep["other"], [])
 
+    def test_the_target_moves_to_the_runs_gpu(self):
+        # target 0.9 on the calibration GPU; the reference runs at 0.8 there and 0.6 on a
+        # "Fake H200": there the target is 0.9 x 0.6 / 0.8 = 0.675, which the run's 0.8 meets
+        root = synthetic_tree(self.dir / "tree", 0.9)
+        toml = root / "chapters" / "09-test" / "exercises.toml"
+        toml.write_text(toml.read_text() + textwrap.dedent("""\
+            [exercise.perf.reference]
+            "NVIDIA H100 80GB HBM3" = 0.8
+            "Fake H200" = 0.6
+            """))
+        path = synthetic_file(self.dir)
+        for device, target, met in (("Fake H200", 0.675, True), ("NVIDIA H100 80GB HBM3", 0.9, False),
+                                    ("Fake T4", 0.9, False)):
+            data = json.loads(path.read_text())
+            data["context"]["device"] = device
+            path.write_text(json.dumps(data))
+            rep = br.build_report([br.load_results(path)], br.load_manifests(root), "T")
+            (row,) = [r for r in rep["chapters"][0]["rows"] if r.get("target_ratio") is not None]
+            self.assertEqual((row["target_ratio"], row["target_met"]), (target, met), device)
+
     def test_rows_of_another_type_use_the_sibling_baseline_of_that_type(self):
         # Target baseline cub_sum (int32); the exercise's pairs rows (int32_int32) are timed
         # beside cub_sum_pairs, and must be compared with it, not with cub_sum's keys.

@@ -139,25 +139,58 @@ class RankingTest(unittest.TestCase):
     def test_only_passed_exercises_ranked_ties_share_a_rank(self):
         bs = {i: rows_ for i, _, rows_ in leaderboard.boards(self.records)}
         self.assertEqual(set(bs), {"1.1", "1.2"})   # 1.3 has no speed target
-        alpha = leaderboard._ranked(bs["1.1"], lambda r: (r[1],), self.names)
-        got = [(rank, s) for rank, (s, _, _) in alpha]
+        alpha = leaderboard._ranked(bs["1.1"], lambda r: (r[3],), self.names)
+        got = [(rank, s) for rank, (s, _, _, _) in alpha]
         # ann and cy tie at 2.0 (rank 1, in pseudonym order), dan third; bob failed, the
         # formula student did not compile: not ranked
         tie = sorted(["student-ann-1001", "student-cy-1003"], key=self.names.get)
         self.assertEqual(got, [(1, tie[0]), (1, tie[1]), (3, "student-dan-1004")])
-        beta = [(rank, s) for rank, (s, _, _) in
-                leaderboard._ranked(bs["1.2"], lambda r: (r[1],), self.names)]
+        beta = [(rank, s) for rank, (s, _, _, _) in
+                leaderboard._ranked(bs["1.2"], lambda r: (r[3],), self.names)]
         self.assertEqual([s for _, s in beta], ["student-bob-1002", "student-ann-1001",
                                                 "student-dan-1004", "=HYPERLINK(\"http://e\")"])
         over = [(rank, s, n, g) for rank, (s, n, g, _) in
                 leaderboard.overall(self.records, self.names)]
-        # two exercises ranked first (ann: geomean of 2 and 1.5; dan: of 0.5 and 1), then one
+        # two exercises ranked first (ann: geomean of 2 and 1.5; dan: of 0.5 and 1; the results
+        # name no target, so the ratios themselves), then one
         self.assertEqual([o[1:3] for o in over[:2]],
                          [("student-ann-1001", 2), ("student-dan-1004", 2)])
         self.assertAlmostEqual(over[0][3], 1.73, places=2)
         self.assertEqual([o[2] for o in over[2:]], [1, 1, 1])
         self.assertEqual([o[1] for o in over[2:]], ["student-bob-1002", "student-cy-1003",
                                                     "=HYPERLINK(\"http://e\")"])
+
+    def test_ratios_over_their_targets_rank_across_gpus_and_exercises(self):
+        # bob's 1.2 at 3.0 was timed on a GPU where the target moved to 6.0 (half of it), dan's at
+        # 1.0 on one where it is 1.0: dan ranks first on 1.2. Overall, the exercises weigh alike:
+        # 1.1's ratios are 1000 times smaller than 1.2's and still count as much.
+        def timed(student, ratio, target, i="1.2"):
+            r = record(student, {i: ("passed", ratio)})
+            r["cudalab"]["exercises"][0]["target"] = target
+            return r
+        records = [timed("bob", 3.0, 6.0), timed("dan", 1.0, 1.0)]
+        names = leaderboard.pseudonyms(b"x" * 32, ["bob", "dan"])
+        (_, _, rows_), = leaderboard.boards(records)
+        ranked = [(rank, s, t) for rank, (s, _, _, t) in leaderboard._ranked(rows_, lambda r: (r[3],), names)]
+        self.assertEqual(ranked, [(1, "dan", 1.0), (2, "bob", 0.5)])
+        csv_rows = list(csv.reader(io.StringIO(leaderboard.csv_text(records, names))))
+        # (the perf points are record()'s, against its own targets)
+        self.assertIn(["1.2 beta", "1", names["dan"], "1", "1", "2.5", "1"], csv_rows)
+        self.assertIn(["1.2 beta", "2", names["bob"], "3", "0.5", "5", "1"], csv_rows)
+        md = leaderboard.markdown(records, names)
+        self.assertIn("| rank | student | ratio | ratio / target | perf points |", md)
+        self.assertIn(f"| 2 | {names['bob']} | 3 | 0.5 | 5 |", md)
+        a = [timed("ann", 0.002, 0.001, "1.1")["cudalab"]["exercises"][0],
+             timed("ann", 1.0, 2.0)["cudalab"]["exercises"][0]]
+        c = [timed("cy", 0.001, 0.001, "1.1")["cudalab"]["exercises"][0],
+             timed("cy", 1.6, 2.0)["cudalab"]["exercises"][0]]
+        both = [record("ann", {}), record("cy", {})]
+        both[0]["cudalab"]["exercises"], both[1]["cudalab"]["exercises"] = a, c
+        names = leaderboard.pseudonyms(b"x" * 32, ["ann", "cy"])
+        over = [(s, g) for _, (s, _, g, _) in leaderboard.overall(both, names)]
+        # over their targets: ann sqrt(2 x 0.5) = 1, cy sqrt(1 x 0.8) = 0.894; 1.1's tiny ratios
+        # weigh as much as 1.2's
+        self.assertEqual(over, [("ann", 1.0), ("cy", 0.894)])
 
     def test_order_does_not_depend_on_input_order(self):
         a = leaderboard.csv_text(self.records, self.names)
@@ -198,8 +231,8 @@ class WriteClassTest(unittest.TestCase):
             self.assertIn(p, md)
         self.assertIn("## Leaderboard", (self.out / "summary.md").read_text())
         board = rows(self.out / "leaderboard.csv")
-        self.assertEqual(board[0], ["board", "rank", "pseudonym", "ratio", "perf_points",
-                                    "exercises"])
+        self.assertEqual(board[0], ["board", "rank", "pseudonym", "ratio", "ratio_over_target",
+                                    "perf_points", "exercises"])
         self.assertEqual(board[1][:2], ["overall", "1"])
         self.assertEqual(board[1][2], got["student-ann-1001"])
         # stable across runs with the same key (the folder's grader-secret.json)

@@ -587,9 +587,54 @@ class TargetMeasuredHereTest(GradeTestCase):
                           alpha["perf_points"]), (0.25, 0.25, 0.5, 0.3, 4))
         self.assertIn("(target 0.25 on Fake T4 = 0.5 on the H100 x 0.50, the reference's ratio measured "
                       "here over there)", alpha["reason"])
-        self.assertIn("the reference solution's ratio measured in this run on Fake T4, 0.30, over its 0.6 "
-                      "there", data["tests"][0]["output"])
+        self.assertIn("the reference solution's ratio measured by this grader on Fake T4, 0.30, over its "
+                      "0.6 there", data["tests"][0]["output"])
         self.assertIn("(1 measured in this run)", data["output"])
+
+    def test_grade_builds_the_reference_runner_where_it_may_be_measured(self):
+        from cudalab_grade import build, clisetup, grading
+        from cudalab_grade.manifest import load_all
+        exercises = [e for c in load_all(self.tree.root) for e in c.exercises]
+        src = self.tree.root / "solutions" / "01-demo" / "alpha.cu"
+        src.parent.mkdir(parents=True, exist_ok=True)
+        src.write_text("// the reference\n")
+        opts = grading.Options(root=self.tree.root, build_dir=self.tree.build, perf=True)
+        cases = ((["Fake T4"], True), (["Fake H200"], False), (["Fake H200", "Fake T4"], True), (None, True))
+        for names, wanted in cases:
+            with self.subTest(names=names), mock.patch.object(build, "gpu_names", return_value=names):
+                self.assertEqual("alpha_runner_solution" in clisetup.wanted_targets(exercises, opts), wanted)
+        with mock.patch.object(build, "gpu_names", return_value=["Fake H200"]), \
+                mock.patch.dict(os.environ, {"CUDALAB_MEASURE_REFERENCE": "1"}):
+            self.assertIn("alpha_runner_solution", clisetup.wanted_targets(exercises, opts))
+        # never without --perf, never without the reference's source (--solutions grades the
+        # reference itself: reference_needed says no)
+        with mock.patch.object(build, "gpu_names", return_value=["Fake T4"]):
+            plain = grading.Options(root=self.tree.root, build_dir=self.tree.build)
+            self.assertNotIn("alpha_runner_solution", clisetup.wanted_targets(exercises, plain))
+            ref = grading.Options(root=self.tree.root, build_dir=self.tree.build, perf=True,
+                                  implementation="solution")
+            self.assertFalse(clisetup.reference_needed(exercises[0], ref, ["Fake T4"]))
+        src.unlink()
+        with mock.patch.object(build, "gpu_names", return_value=["Fake T4"]):
+            self.assertNotIn("alpha_runner_solution", clisetup.wanted_targets(exercises, opts))
+
+    def test_one_grader_measures_each_reference_once(self):
+        # a class is graded by threads of one process: the second submission on the same GPU
+        # reuses the first one's measurement
+        from cudalab_grade import grading
+        from cudalab_grade.manifest import load_all
+        self.grade("Fake T4", [4000.0] * 5, [3333.3] * 5)  # writes the programs
+        calls = self.tree.root / "bench-calls.txt"
+        calls.unlink()
+        ex = next(e for c in load_all(self.tree.root) for e in c.exercises if e.id == "1.1")
+        opts = grading.Options(root=self.tree.root, build_dir=self.tree.build, perf=True)
+        with mock.patch.dict(os.environ, self.tree.env), \
+                mock.patch.dict(grading._REFERENCE_MEASURED, clear=True):
+            for _ in range(2):
+                res = grading.Result(ex, 14.0, "passed")
+                grading.run_perf(ex, opts, res)
+                self.assertEqual((res.target, res.target_reference), (0.25, 0.3))
+        self.assertEqual(calls.read_text().split(), ["student", "reference", "student"])
 
     def test_the_reference_runs_outside_the_students_sandbox(self):
         # class grading's sandbox shows the student's build alone; the reference solution's runner,
@@ -602,7 +647,8 @@ class TargetMeasuredHereTest(GradeTestCase):
         opts = grading.Options(root=self.tree.root, build_dir=self.tree.build, perf=True,
                                runner_prefix=["env"], implementation="starter")
         res = grading.Result(ex, 14.0, "passed")
-        with mock.patch.dict(os.environ, self.tree.env):
+        with mock.patch.dict(os.environ, self.tree.env), \
+                mock.patch.dict(grading._REFERENCE_MEASURED, clear=True):
             grading.run_perf(ex, opts, res)
         self.assertEqual((self.tree.root / "bench-calls.txt").read_text().split(),
                          ["student-sandboxed", "reference"])
