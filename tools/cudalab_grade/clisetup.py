@@ -18,16 +18,16 @@ def wanted_targets(exercises, opts: Options) -> dict[str, str]:
     --perf, the reference solution's runner too where a target may have to be measured against
     it (reference_needed)."""
     wanted = {}
-    names: list[str] | None | bool = False  # not asked yet
+    asks = opts.perf and opts.implementation != "solution" and any(ex.perf and ex.perf.reference
+                                                                   for ex in exercises)
+    names = build.gpu_names() if asks else None
     for ex in exercises:
         src = ex.source(opts.implementation)
         wanted[ex.test_target(opts.implementation)] = src
         wanted[ex.runner_target(opts.implementation)] = src
         if opts.perf and ex.perf:
             wanted[ex.bench_target(opts.implementation)] = src
-            if names is False and opts.implementation != "solution" and ex.perf.reference:
-                names = build.gpu_names()
-            if names is not False and reference_needed(ex, opts, names):
+            if reference_needed(ex, opts, names):
                 wanted[ex.runner_target("solution")] = ex.source("solution")
     return wanted
 

@@ -666,6 +666,15 @@ def _merge_gpu(a: dict | None, b: dict) -> dict:
     return out
 
 
+def _bench_document(p: proc.Proc, text: str) -> tuple[dict | None, str]:
+    """A benchmark run's JSON document (bench.parse_document of its file's text), or (None, why
+    not): it timed out, failed, or wrote no result."""
+    if p.timed_out or p.returncode != 0:
+        return None, f"benchmark {'timed out' if p.timed_out else p.failure()}"
+    data = bench.parse_document(text)
+    return (data, "") if data is not None else (None, "the benchmark wrote no JSON result")
+
+
 def _reference_runner(ex: Exercise, opts: Options) -> Path | None:
     """The reference solution's runner beside the checkers (the student's own build, or the
     instructor's in class grading), when the graded code is not the reference itself; else None."""
@@ -707,11 +716,9 @@ def _reference_ratio(ex: Exercise, opts: Options, target: str, runner: Path) -> 
     assert perf is not None
     wait_for_gpu(opts)
     p, text, _, _ = _bench_once(ex, opts, target, PERF_REPETITIONS, runner)
-    if p.timed_out or p.returncode != 0:
-        return None, f"its benchmark {'timed out' if p.timed_out else p.failure()}"
-    data = bench.parse_document(text)
+    data, failed = _bench_document(p, text)
     if data is None:
-        return None, "its benchmark wrote no JSON result"
+        return None, failed
     results = list(data["benchmarks"])
     ref, why = bench.real_time_ns(results, perf.benchmark)
     base, why_base = bench.real_time_ns(results, perf.baseline)
@@ -797,13 +804,9 @@ def run_perf(ex: Exercise, opts: Options, res: Result) -> None:
         p, text, watched, drop = _bench_once(ex, opts, target, PERF_REPETITIONS)
         runs += 1
         gpu = _merge_gpu(gpu, watched)
-        if p.timed_out or p.returncode != 0:
-            res.reason += f"; perf: benchmark {'timed out' if p.timed_out else p.failure()}"
-            res.details.append(gtest.tail(p.output))
-            return
-        data = bench.parse_document(text)
+        data, failed = _bench_document(p, text)
         if data is None:
-            res.reason += "; perf: the benchmark wrote no JSON result"
+            res.reason += f"; perf: {failed}"
             res.details.append(gtest.tail(p.output))
             return
         results = list(data["benchmarks"])

@@ -76,15 +76,19 @@ def pseudonyms(key: bytes, students: list[str]) -> dict[str, str]:
     return names
 
 
+def _positive(x) -> float | None:
+    """x as a float when it is a finite number > 0 (results.json is untrusted input), else None."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or x <= 0:
+        return None
+    return float(x)
+
+
 def _ratio(e: dict) -> float | None:
     """The speed ratio of an exercise that passed its tests, else None (also for a speed the
     grader refused as implausible or did not measure fairly: gpu_busy)."""
-    r = e.get("ratio")
-    if e.get("status") != "passed" or e.get("perf_verdict") in ("implausible", "gpu_busy") \
-            or isinstance(r, bool) or not isinstance(r, (int, float)) \
-            or not math.isfinite(r) or r <= 0:
+    if e.get("status") != "passed" or e.get("perf_verdict") in ("implausible", "gpu_busy"):
         return None
-    return float(r)
+    return _positive(e.get("ratio"))
 
 
 def _of_target(e: dict, ratio: float) -> float:
@@ -93,10 +97,8 @@ def _of_target(e: dict, ratio: float) -> float:
     submissions graded on different GPUs, and exercises whose ratios differ by orders of
     magnitude (1.1's 0.003, 6.2's 265), compare; the ratio itself where the results name no
     target (written before targets moved)."""
-    t = e.get("target")
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0:
-        return ratio
-    return ratio / float(t)
+    t = _positive(e.get("target"))
+    return ratio if t is None else ratio / t
 
 
 def with_perf(records: list[dict]) -> bool:

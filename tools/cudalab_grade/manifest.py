@@ -163,12 +163,7 @@ class Perf:
         """The target on `device`: the manifest's, times the reference's ratio on it over its
         ratio on CALIBRATION_GPU (3 significant digits), where the table lists both; else the
         manifest's target unchanged, with scale None."""
-        here, there = self.reference_on(device), self.reference_on(CALIBRATION_GPU)
-        if here is None or there is None:
-            return Target(self.ratio, self.ratio, None, device)
-        scale = here / there
-        ratio = self.ratio if scale == 1.0 else float(f"{self.ratio * scale:.3g}")
-        return Target(ratio, self.ratio, scale, device)
+        return self._moved(device, self.reference_on(device), None)
 
     def target_measured(self, device: str | None, here: float) -> Target:
         """The target on `device` from the reference solution's ratio `here` measured on it in the
@@ -176,11 +171,17 @@ class Perf:
         the manifest's target times `here` over the table's ratio on CALIBRATION_GPU (3
         significant digits); the manifest's target unchanged, scale None, where the table has no
         ratio for CALIBRATION_GPU or `here` is not a number > 0."""
+        return self._moved(device, here, here)
+
+    def _moved(self, device: str | None, here: float | None, measured: float | None) -> Target:
+        """The manifest's target times `here` over the reference's ratio on CALIBRATION_GPU (3
+        significant digits; unchanged at a scale of 1); unchanged, scale None, without both."""
         there = self.reference_on(CALIBRATION_GPU)
-        if there is None or not (math.isfinite(here) and here > 0):
+        if here is None or there is None or not (math.isfinite(here) and here > 0):
             return Target(self.ratio, self.ratio, None, device)
         scale = here / there
-        return Target(float(f"{self.ratio * scale:.3g}"), self.ratio, scale, device, here)
+        ratio = self.ratio if scale == 1.0 else float(f"{self.ratio * scale:.3g}")
+        return Target(ratio, self.ratio, scale, device, measured)
 
 
 @dataclass(frozen=True)

@@ -122,7 +122,8 @@ def markdown(results: list[Result]) -> str:
     lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
     lines += ["| " + " | ".join(md_text(c) for c in _row(r)) + " |" for r in results]
     lines += ["", progress(results), ""]
-    lines += [md_text(n) + "  " for n in targets(results)] + ([""] if targets(results) else [])
+    gpus = targets(results)
+    lines += [md_text(n) + "  " for n in gpus] + ([""] if gpus else [])
     lines += [md_text(n) + "  " for n in linked(results)] + ([""] if linked(results) else [])
     for r in results:
         if r.details:

@@ -302,6 +302,22 @@ host = "Fake Xeon"
 """
 
 
+def write_manifest(case: GradeTestCase, text: str) -> None:
+    """The demo chapter's manifest of case's course tree."""
+    (case.tree.root / "chapters" / "01-demo" / "exercises.toml").write_text(text)
+
+
+def grade_perf(case: GradeTestCase, entries: list[dict], context: dict, action: str = "") -> tuple[dict, dict]:
+    """tools/grade --perf --fast 1.1 on case's tree, whose benchmark program writes `entries`
+    under `context` (then runs `action`): (the JSON, exercise 1.1's entry)."""
+    fake_bench(case.tree.bin / "alpha_bench_starter", entries, action=action)
+    p = case.tree.bin / "alpha_bench_starter"
+    p.write_text(p.read_text().replace("'context': {}", f"'context': {context!r}"))
+    case.tree.passing("alpha")
+    _, data, _ = case.tree.grade_json("--no-build", "--perf", "--fast", "1.1")
+    return data, case.exercise(data, "1.1")
+
+
 class CalibratedRunPerfTest(GradeTestCase):
     """run_perf against a calibrated host baseline: the score comes from the calibration's time,
     the exercise's time scaled to the calibration GPU; the baseline measured here is information."""
@@ -314,20 +330,15 @@ class CalibratedRunPerfTest(GradeTestCase):
         text = tg.MANIFEST.replace('baseline = "cub_base/int32/1024"\nratio = 0.5\npoints = 4\n',
                                    'baseline = "cpu_base/int32/1024"\nratio = 20.0\npoints = 4\n' + calibration)
         self.assertIn("cpu_base", text)
-        (self.tree.root / "chapters" / "01-demo" / "exercises.toml").write_text(text)
+        write_manifest(self, text)
 
     def grade(self, mine_us, base_us, copy_gbps="3000.0", count=None):
         action = f"open({str(count)!r}, 'a').write('run\\n')" if count is not None else ""
-        fake_bench(self.tree.bin / "alpha_bench_starter",
-                   reps("alpha/int32/1024", mine_us) + reps("cpu_base/int32/1024", base_us), action=action)
         context = {"device": "Fake GPU"}
         if copy_gbps is not None:
             context["copy_bandwidth_gbps"] = copy_gbps
-        p = self.tree.bin / "alpha_bench_starter"
-        p.write_text(p.read_text().replace("'context': {}", f"'context': {context!r}"))
-        self.tree.passing("alpha")
-        _, data, _ = self.tree.grade_json("--no-build", "--perf", "--fast", "1.1")
-        return data, self.exercise(data, "1.1")
+        return grade_perf(self, reps("alpha/int32/1024", mine_us) + reps("cpu_base/int32/1024", base_us),
+                          context, action)
 
     def test_same_host_and_gpu_as_the_calibration(self):
         data, alpha = self.grade([200.0] * 5, [4000.0] * 5)
@@ -447,19 +458,14 @@ class TargetOnAnotherGpuTest(GradeTestCase):
         (self.tree.bin / "alpha_runner_solution").unlink(missing_ok=True)
 
     def manifest(self, text: str) -> None:
-        (self.tree.root / "chapters" / "01-demo" / "exercises.toml").write_text(text)
+        write_manifest(self, text)
 
     def grade(self, device, mine_us, base_us, copy_gbps="3000.0", baseline="cub_base"):
-        fake_bench(self.tree.bin / "alpha_bench_starter",
-                   reps("alpha/int32/1024", mine_us) + reps(f"{baseline}/int32/1024", base_us))
         context = {"copy_bandwidth_gbps": copy_gbps}
         if device is not None:
             context["device"] = device
-        p = self.tree.bin / "alpha_bench_starter"
-        p.write_text(p.read_text().replace("'context': {}", f"'context': {context!r}"))
-        self.tree.passing("alpha")
-        _, data, _ = self.tree.grade_json("--no-build", "--perf", "--fast", "1.1")
-        return data, self.exercise(data, "1.1")
+        return grade_perf(self, reps("alpha/int32/1024", mine_us) + reps(f"{baseline}/int32/1024", base_us),
+                          context)
 
     def test_a_listed_gpu_scales_the_target(self):
         # 0.25 of the baseline on the Fake H200: the target there is 0.5 x 0.3 / 0.6 = 0.25, met
@@ -546,7 +552,7 @@ class TargetMeasuredHereTest(GradeTestCase):
 
     def setUp(self):
         super().setUp()
-        (self.tree.root / "chapters" / "01-demo" / "exercises.toml").write_text(MOVED_DEMO)
+        write_manifest(self, MOVED_DEMO)
 
     def grade(self, device, mine_us, ref_us, base_us=1000.0, reference_built=True, env=None):
         # one benchmark program: the student's times, or the reference's when the checker's
