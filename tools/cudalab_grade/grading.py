@@ -523,8 +523,9 @@ def _run_program(ex: Exercise, opts: Options, res: Result, target: str,
 def run_sanitizer(ex: Exercise, opts: Options, res: Result, tool: str, quick: bool = False) -> bool:
     """compute-sanitizer --tool `tool` over the tests; False (points taken) on a finding.
 
-    quick: the default pass, on sizes up to QUICK_MAX_N and within QUICK_LIMIT
-    seconds; running out of time there is said, not counted against the student."""
+    quick: the default pass, on sizes up to QUICK_MAX_N (or the exercise's quick_max_n),
+    without the exercise's quick_skip cases, and within QUICK_LIMIT seconds; running out
+    of time there is said, not counted against the student."""
     sanitizer = shutil.which("compute-sanitizer")
     if sanitizer is None:
         if quick:
@@ -533,12 +534,13 @@ def run_sanitizer(ex: Exercise, opts: Options, res: Result, tool: str, quick: bo
             return True
         res.details.append(f"compute-sanitizer is not on PATH: the {tool} check was not run")
         return True
-    max_n = QUICK_MAX_N if quick else SANITIZER_MAX_N
+    max_n = (str(ex.quick_max_n or QUICK_MAX_N) if quick else SANITIZER_MAX_N)
+    test_filter = ex.quick_filter() if quick else ex.test_filter
     exe = opts.checker(ex.test_target(opts.implementation))
     # The student's code runs in the runner: compute-sanitizer runs it there,
     # inside the sandbox (a sanitizer outside it does not reach the runner), and
     # the checker ends with the sanitizer's exit code 86 when it found errors.
-    cmd = [str(exe), f"--gtest_filter={ex.test_filter}"]
+    cmd = [str(exe), f"--gtest_filter={test_filter}"]
     tool_words = [sanitizer, "--tool", tool, "--error-exitcode", str(SANITIZER_ERROR_EXIT),
                   "--print-limit", "20"]
     with tempfile.TemporaryDirectory(prefix="cudalab-grade-") as tmp:
@@ -549,7 +551,8 @@ def run_sanitizer(ex: Exercise, opts: Options, res: Result, tool: str, quick: bo
         found = gtest.read_tail(log, limit=64 << 10, lines=400)
     p.output = found + "\n" + p.output
     if p.returncode == 0:
-        res.reason += f"; {tool} clean" + (f" (n <= {max_n})" if quick else "")
+        skipped = f", {len(ex.quick_skip)} costly case(s) left to the tests" if quick and ex.quick_skip else ""
+        res.reason += f"; {tool} clean" + (f" (n <= {max_n}{skipped})" if quick else "")
         return True
     if quick and p.timed_out:
         res.reason += f"; {tool}: not finished in {limit:g} s (not counted)"
@@ -560,7 +563,7 @@ def run_sanitizer(ex: Exercise, opts: Options, res: Result, tool: str, quick: bo
     res.details = [gtest.tail(p.output, 25),
                    f"rerun: CUDALAB_MAX_N={max_n} CUDALAB_RUNNER_PREFIX='[\"compute-sanitizer\", "
                    f"\"--tool\", \"{tool}\"]' "
-                   f"{opts.shown(exe)} --gtest_filter='{ex.test_filter}'"]
+                   f"{opts.shown(exe)} --gtest_filter='{test_filter}'"]
     return False
 
 

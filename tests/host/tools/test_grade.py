@@ -844,6 +844,32 @@ class PerfAndSanitizerTest(GradeTestCase):
         self.assertEqual(tools_run[True], ["memcheck", "racecheck", "synccheck"])
         self.assertEqual(tools_run[False], ["memcheck", "racecheck"])
 
+    def test_quick_pass_keeps_the_exercises_bounds(self):
+        # [exercise.quick_sanitizer]: its max_n caps the sizes and its skip patterns leave
+        # costly cases to the plain run; the reason says so; --sanitize (the full pass) keeps
+        # every test and the large cap
+        manifest_path = self.tree.root / "chapters" / "01-demo" / "exercises.toml"
+        text = manifest_path.read_text()
+        manifest_path.write_text(text.replace('[exercise.perf]\nbenchmark = "alpha',
+                                              '[exercise.quick_sanitizer]\nmax_n = 1100\n'
+                                              'skip = ["*Cases.Patterns", "*_all_equal"]\n'
+                                              '[exercise.perf]\nbenchmark = "alpha', 1))
+        self.tree.passing("alpha")
+        self.sanitizer(0, "========= ERROR SUMMARY: 0 errors")
+        _, data, _ = self.tree.grade_json("--no-build", "1.1")
+        alpha = self.exercise(data, "1.1")
+        self.assertEqual(alpha["status"], "passed", alpha["reason"])
+        self.assertIn("racecheck clean (n <= 1100, 2 costly case(s) left to the tests)", alpha["reason"])
+        quick = [r for r in self.tree.runs() if r["prefix"]]
+        self.assertEqual({r["max_n"] for r in quick}, {"1100"})
+        self.assertEqual({r["argv"][1] for r in quick}, {"--gtest_filter=*Alpha*-*Cases.Patterns:*_all_equal"})
+        plain = [r for r in self.tree.runs() if not r["prefix"]]
+        self.assertEqual(plain[0]["argv"][1], "--gtest_filter=*Alpha*")  # the tests: every case
+        Path(self.tree.env["FAKE_LOG"]).unlink()
+        self.tree.grade_json("--no-build", "--sanitize", "racecheck", "1.1")
+        full = [r for r in self.tree.runs() if r["prefix"]]
+        self.assertEqual([(r["max_n"], r["argv"][1]) for r in full], [("4194304", "--gtest_filter=*Alpha*")])
+
     def test_quick_tools_read_the_code_not_its_comments(self):
         with tempfile.TemporaryDirectory() as d:
             f = Path(d) / "x.cu"

@@ -22,7 +22,7 @@ EXERCISE_KEYS = {"id": str, "slug": str, "title": str, "header": str, "points": 
                  "perf": dict}
 # file, function and test_filter default from the slug (manifest.defaults)
 OPTIONAL_EXERCISE_KEYS = {"forbid": list, "hidden_test": str, "file": str, "function": str,
-                          "test_filter": str, "group": str, "uses": list}
+                          "test_filter": str, "group": str, "uses": list, "quick_sanitizer": dict}
 PERF_KEYS = {"benchmark": str, "baseline": str, "ratio": (int, float), "points": int}
 
 # The speed-target rule (docs/guides/contributing.md, "The manifest"): the ratio is the baseline's time
@@ -487,3 +487,43 @@ class UsesTest(unittest.TestCase):
                             ignore=shutil.ignore_patterns("*.md", "bench", "reference", "include", "tools"))
             self.assertIn("your own 7.3 (this course has no reference solution of it",
                           grading.linked_with(loaded["7.4"], Path(tmp)))
+
+
+class QuickSanitizerTest(unittest.TestCase):
+    """[exercise.quick_sanitizer]: the quick pass's size cap and the costly cases it leaves to
+    the plain run of the tests, checked when the manifest loads."""
+
+    def load(self, table: str):
+        import tempfile
+        with tempfile.TemporaryDirectory(prefix="test-manifest-") as tmp:
+            path = Path(tmp) / "exercises.toml"
+            path.write_text(USES.format(b_uses="", c_uses="") + table)
+            return manifest.load_chapter(path)
+
+    def test_defaults_and_a_table(self):
+        ch = self.load("")
+        self.assertEqual([(e.quick_max_n, e.quick_skip) for e in ch.exercises], [(None, ())] * 3)
+        self.assertEqual(ch.exercises[2].quick_filter(), ch.exercises[2].test_filter)
+        c = self.load('[exercise.quick_sanitizer]\nmax_n = 4096\nskip = ["*Cases.Patterns", "*/n1?"]\n').exercises[2]
+        self.assertEqual((c.quick_max_n, c.quick_skip), (4096, ("*Cases.Patterns", "*/n1?")))
+        self.assertEqual(c.quick_filter(), c.test_filter + "-*Cases.Patterns:*/n1?")
+
+    def test_bad_tables(self):
+        for table, message in (("max_n = 0", r"max_n must be an integer >= 1"),
+                               ("max_n = true", r"max_n must be an integer >= 1"),
+                               ('max_n = "70000"', r"max_n must be an integer >= 1"),
+                               ('skip = "*Cases*"', r"skip must be a list of gtest name patterns"),
+                               ('skip = ["*A*:*B*"]', r"skip must be a list of gtest name patterns"),
+                               ('skip = ["*A*-*B*"]', r"skip must be a list of gtest name patterns"),
+                               ("tools = 3", r"unknown key\(s\) tools")):
+            with self.subTest(table=table):
+                with self.assertRaisesRegex(manifest.ManifestError, r"9\.3: quick_sanitizer" + ".*" + message):
+                    self.load(f"[exercise.quick_sanitizer]\n{table}\n")
+
+    def test_the_course_bounds_its_slow_passes(self):
+        # the exercises whose quick racecheck ran past QUICK_LIMIT on the H100 at every size
+        loaded = {e.id: e for c in manifest.load_all(ROOT) for e in c.exercises}
+        bounded = sorted(i for i, e in loaded.items() if e.quick_max_n or e.quick_skip)
+        self.assertEqual(bounded, ["2.1", "2.2", "2.7", "7.6"])
+        for i in bounded:
+            self.assertLessEqual(loaded[i].quick_max_n or 0, 70000, i)
