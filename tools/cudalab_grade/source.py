@@ -14,6 +14,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import trace
+
 _CHAR_PREFIXES = ("L", "u", "U", "u8")
 _RAW = re.compile(r'R"([^()\\\s]{0,16})\(')
 
@@ -696,8 +698,9 @@ def check_report(ex, src_path: Path, *, build_dir: Path | None = None, object_pa
                  shown: str | None = None) -> Report:
     root = root or _course_root(src_path, ex)
     shown = shown or ex.source(impl)
-    rep = check_tokens(ex, src_path, root=root, build_dir=build_dir, compile_command=compile_command,
-                       shown=shown)
+    with trace.phase("source check (the preprocessor's passes, the tokens)"):
+        rep = check_tokens(ex, src_path, root=root, build_dir=build_dir, compile_command=compile_command,
+                           shown=shown)
     if rep.findings:
         return rep
     obj = object_path
@@ -710,7 +713,8 @@ def check_report(ex, src_path: Path, *, build_dir: Path | None = None, object_pa
         except OSError:
             obj = None
     if obj is not None and obj.exists():
-        orep = check_object(ex, obj, root=root, shown=shown)
+        with trace.phase("object check (nm, cuobjdump, objdump)"):
+            orep = check_object(ex, obj, root=root, shown=shown)
         rep.findings += orep.findings
         rep.notes += orep.notes
     return rep

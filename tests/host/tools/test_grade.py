@@ -1313,6 +1313,73 @@ class CliTest(GradeTestCase):
         self.assertIn("hint 3/3", p.stdout)
 
 
+class TraceTest(GradeTestCase):
+    """CUDALAB_GRADE_TRACE=1 (trace.py): one line on stderr per phase, with its time and the
+    programs it started; nothing else changes, and without it nothing is printed."""
+
+    def grade(self, *argv, traced: bool):
+        env = dict(self.tree.env, CUDALAB_GRADE_TRACE="1" if traced else "")
+        with mock.patch.dict(self.tree.env, env):
+            return self.tree.grade(*argv)
+
+    def test_phases_on_stderr_and_nothing_else_changes(self):
+        self.tree.passing("alpha")
+        self.tree.passing("beta", n=2)
+        timed = re.compile(r"\b\d+\.\d+\b")
+        plain = self.grade("--no-build", "--json", "-", traced=False)
+        traced = self.grade("--no-build", "--json", "-", traced=True)
+        self.assertEqual(plain[0], traced[0])
+        # the results, the seconds each exercise took left out
+        def strip(out):
+            data = json.loads(out)
+            data["cudalab"]["exercises"] = [dict(e, seconds=0) for e in data["cudalab"]["exercises"]]
+            return data
+        self.assertEqual(strip(plain[1]), strip(traced[1]))
+        self.assertNotIn("grade trace:", plain[2])
+        lines = [ln for ln in traced[2].splitlines() if ln.startswith("grade trace: ")]
+        others = [ln for ln in traced[2].splitlines() if not ln.startswith("grade trace: ")]
+        self.assertEqual([timed.sub("N", ln) for ln in others],
+                         [timed.sub("N", ln) for ln in plain[2].splitlines()])
+        text = "\n".join(lines)
+        for phase in ("manifests", "GPU probe", "build check (--no-build", "sandbox setup",
+                      "grading 1.1", "grading 1.2", "test list", "test program alpha_test_starter",
+                      "gtest: 3 tests", "gtest: 2 tests", "progress record", "report", "total"):
+            self.assertIn(phase, text)
+        self.assertRegex(text, r"build check \(--no-build: are the programs fresh\?\): \d+\.\d{3} s "
+                               r"\(4 programs: ninja x4\)")
+        self.assertRegex(text, r"grading 1\.1: \d+\.\d{3} s \(\d+ programs: .*alpha_test_starter x2")
+        # the phases inside an exercise are indented under it
+        self.assertRegex(text, r"grade trace:   test program alpha_test_starter")
+        # the counting of programs is undone at the end
+        import subprocess
+        self.assertEqual(subprocess.Popen.__init__.__qualname__, "Popen.__init__")
+
+    def test_off_by_default_and_with_0(self):
+        from cudalab_grade import trace
+        for value in ("", "0"):
+            err = io.StringIO()
+            with mock.patch.dict(os.environ, {trace.ENV: value}), contextlib.redirect_stderr(err):
+                with trace.run(time.monotonic()), trace.phase("x"):
+                    trace.gtest_times(Path("/nonexistent"))
+            self.assertEqual(err.getvalue(), "")
+
+    def test_gtest_times_and_program_names(self):
+        from cudalab_grade import trace
+        report_path = Path(self._tmp.name) / "r.json"
+        report_path.write_text(json.dumps({"time": "2.500s", "testsuites": [
+            {"name": "S", "testsuite": [{"name": "A", "time": "0.010s"}, {"name": "Big", "time": "1.700s"},
+                                        {"name": "B", "time": "0s"}]}]}))
+        err = io.StringIO()
+        with mock.patch.dict(os.environ, {trace.ENV: "1"}), contextlib.redirect_stderr(err):
+            trace.gtest_times(report_path, most=2)
+        self.assertEqual(err.getvalue(), "grade trace:   gtest: 3 tests; the run 2.500 s (its GPU set-up "
+                                         "included), the tests 1.710 s; slowest: S.Big 1.700 s, S.A 0.010 s\n")
+        self.assertEqual(trace._programs(["nm", "nm", "cuobjdump"]), " (3 programs: nm x2, cuobjdump)")
+        self.assertEqual(trace._programs([]), "")
+        self.assertEqual(trace._name([PY, "-c", "pass"]), Path(PY).name + " -c")
+        self.assertEqual(trace._name("/usr/bin/nm -u x.o"), "nm -u x.o")
+
+
 class HelperTest(unittest.TestCase):
     def test_strip_code_keeps_lines(self):
         text = 'a // x\n/* y\n z */ b "s\\"q" \'c\' 1\'000\nR"(raw\n)" L\'w\'\n'
