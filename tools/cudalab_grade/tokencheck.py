@@ -425,9 +425,14 @@ def parse_output(text: str, student: Path, cwd: Path, label: str) -> Pass:
     raw: str | None = None
     seq = 0
 
+    resolved: dict[str, Path] = {}  # a header's markers repeat its name: resolved once a pass
+
     def resolve(name: str) -> Path:
-        p = Path(name)
-        return (p if p.is_absolute() else cwd / p).resolve()
+        path = resolved.get(name)
+        if path is None:
+            p = Path(name)
+            path = resolved[name] = (p if p.is_absolute() else cwd / p).resolve()
+        return path
 
     for line in text.split("\n"):
         top = stack[-1] if stack else None
