@@ -1200,6 +1200,15 @@ class ProbeGpuTest(unittest.TestCase):
             self.assertIs(present, expect, env)
             self.assertIn(said, why)
 
+    def test_the_probe_skips_site(self):
+        # the child needs ctypes alone: no site, whose .pth files cost each grade run tens of ms
+        import subprocess
+        real = subprocess.run
+        with mock.patch.object(build.subprocess, "run", side_effect=real) as run:
+            build.probe_gpu(str(self.tmp / "libcuda-none.so.1"))
+        argv = run.call_args_list[0].args[0]
+        self.assertEqual(argv[:3], [sys.executable, "-S", "-c"])
+
 
 class CTestSkipTest(unittest.TestCase):
     """The exercises' CTest property (cmake/CudalabExercise.cmake): a program that found no
