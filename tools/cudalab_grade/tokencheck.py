@@ -35,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import proc
+from . import proc, trace
 from .objcheck import VERSION_NAMESPACE
 
 PREPROCESS_TIMEOUT = 120.0     # seconds per preprocessor run (a course file takes < 1 s)
@@ -533,7 +533,7 @@ def preprocess(root: Path, chapter_dir: str, src: Path, build_dir: Path | None =
             return "", parse_output(text, src, cwd, label), False
 
         with ThreadPoolExecutor(max_workers=min(4, len(runs))) as pool:
-            results = list(pool.map(one, runs))
+            results = list(pool.map(trace.carry(one), runs))  # its programs count in its phase
         for note, ps, stopped in results:
             if ps is None:
                 res.note, res.timed_out, res.passes = note, stopped, []

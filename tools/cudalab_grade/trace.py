@@ -7,9 +7,9 @@ own times. Off by default: then phase() only reads the variable, and nothing is 
 
     CUDALAB_GRADE_TRACE=1 tools/grade 1.1 --solutions --fast --no-build
 
-The programs of a phase are counted from every subprocess.Popen started while it is open,
-in any thread (nested phases count theirs in the outer one too; with --parallel the
-exercises' phases overlap and count each other's)."""
+The programs of a phase are those its thread starts (subprocess.Popen) while it is open, and
+those of the threads that work for it (carry()); an outer phase counts its inner phases' too.
+Phases of two threads may overlap in time (the object check runs beside the source check)."""
 from __future__ import annotations
 
 import contextlib
@@ -26,7 +26,9 @@ PREFIX = "grade trace: "
 
 _lock = threading.Lock()
 _started: list[str] = []   # the name of every program started since run() began
-_depth = 0
+# .open: the programs' lists of the phases open in this thread, outermost first (carry()
+# passes them on to a thread that works for them)
+_local = threading.local()
 
 
 def enabled() -> bool:
@@ -88,8 +90,11 @@ def run(started: float | None = None):
     original = subprocess.Popen.__init__
 
     def counting(self, args, *a, **kw):
+        name = _name(args)
         with _lock:
-            _started.append(_name(args))
+            _started.append(name)
+        for names in getattr(_local, "open", ()):
+            names.append(name)
         original(self, args, *a, **kw)
 
     subprocess.Popen.__init__ = counting
@@ -109,20 +114,32 @@ def phase(name: str):
     if not enabled():
         yield
         return
-    global _depth
-    with _lock:
-        begin = len(_started)
-        _depth += 1
-        depth = _depth
+    outer = getattr(_local, "open", [])
+    names: list[str] = []
+    _local.open = outer + [names]
     start = time.monotonic()
     try:
         yield
     finally:
         secs = time.monotonic() - start
-        with _lock:
-            names = _started[begin:]
-            _depth -= 1
-        _say("  " * (depth - 1) + f"{name}: {secs:.3f} s{_programs(names)}")
+        _local.open = outer
+        _say("  " * len(outer) + f"{name}: {secs:.3f} s{_programs(names)}")
+
+
+def carry(fn):
+    """fn, to run in another thread as if inside the phases open here: the programs it starts
+    count in them, and its own phases are indented under them."""
+    if not enabled():
+        return fn
+    outer = list(getattr(_local, "open", []))
+
+    def in_thread(*args, **kw):
+        _local.open = outer
+        try:
+            return fn(*args, **kw)
+        finally:
+            _local.open = []
+    return in_thread
 
 
 def gtest_times(report: Path, most: int = 5) -> None:
