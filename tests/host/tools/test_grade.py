@@ -1322,6 +1322,58 @@ class CliTest(GradeTestCase):
         self.assertIn("hint 3/3", p.stdout)
 
 
+class SourceCheckOverlapTest(GradeTestCase):
+    """source.check_report: the object check (nm, cuobjdump, objdump) runs while the token
+    check does; its findings and notes still come after the token check's, and only when
+    the token check has no finding."""
+
+    def setUp(self):
+        super().setUp()
+        self.ex = next(e for e in load_all(self.tree.root)[0].exercises if e.id == "1.1")
+        self.src = self.tree.root / self.ex.source("starter")
+        self.obj = self.tree.root / "alpha.cu.o"
+        self.obj.write_bytes(b"")
+
+    def check(self, tokens: source.Report, delay: float = 0.5):
+        def slow_tokens(*a, **kw):
+            time.sleep(delay)
+            return tokens
+
+        def slow_object(*a, **kw):
+            time.sleep(delay)
+            return source.Report([source.Finding("symbol", "cub::", None, "object finding")], ["object note"])
+        with mock.patch.object(source, "check_tokens", side_effect=slow_tokens), \
+                mock.patch.object(source, "check_object", side_effect=slow_object) as obj:
+            start = time.monotonic()
+            rep = source.check_report(self.ex, self.src, object_path=self.obj, root=self.tree.root)
+            return rep, time.monotonic() - start, obj
+
+    def test_object_check_beside_the_token_check(self):
+        rep, secs, obj = self.check(source.Report([], ["token note"]))
+        self.assertLess(secs, 0.85)  # 0.5 s each, at the same time (one after the other: 1 s)
+        self.assertEqual([f.message for f in rep.findings], ["object finding"])
+        self.assertEqual(rep.notes, ["token note", "object note"])
+        self.assertEqual(obj.call_count, 1)
+
+    def test_a_token_finding_alone_is_reported(self):
+        token = source.Finding("name", "cub::", 2, "token finding")
+        rep, _, _ = self.check(source.Report([token], ["token note"]), delay=0.05)
+        self.assertEqual([f.message for f in rep.findings], ["token finding"])
+        self.assertEqual(rep.notes, ["token note"])
+
+    def test_an_object_older_than_the_file_is_not_checked(self):
+        build_obj = self.tree.build / "chapters" / "01-demo" / "CMakeFiles" / "cudalab_alpha_starter.dir" / "alpha.cu.o"
+        build_obj.parent.mkdir(parents=True)
+        build_obj.write_bytes(b"")
+        os.utime(build_obj, (time.time() - 100, time.time() - 100))
+        with mock.patch.object(source, "check_tokens", return_value=source.Report([], ["token note"])), \
+                mock.patch.object(source, "check_object") as obj:
+            rep = source.check_report(self.ex, self.src, build_dir=self.tree.build, root=self.tree.root)
+        obj.assert_not_called()
+        self.assertEqual(rep.notes[0], "token note")
+        self.assertIn("is older than", rep.notes[1])
+
+
 class TraceTest(GradeTestCase):
     """CUDALAB_GRADE_TRACE=1 (trace.py): one line on stderr per phase, with its time and the
     programs it started; nothing else changes, and without it nothing is printed."""
