@@ -97,8 +97,8 @@ def probe_gpu(lib: str = "libcuda.so.1", timeout: float = 60.0) -> tuple[bool | 
 
     (True, what) yes; (False, why) no, sure of it; (None, why) cannot tell (then the
     grader goes on, and the test programs say whether they found one)."""
-    try:
-        p = subprocess.run([sys.executable, "-c", _PROBE, lib], capture_output=True, text=True,
+    try:  # -S: the probe needs ctypes alone, not site's .pth files (tens of ms of each grade run)
+        p = subprocess.run([sys.executable, "-S", "-c", _PROBE, lib], capture_output=True, text=True,
                            timeout=timeout, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         return None, f"the CUDA driver did not answer within {timeout:g} s"

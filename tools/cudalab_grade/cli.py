@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import build, cliclass, progress, report
+from . import build, cliclass, progress, report, trace
 from .clioptions import STUDENT, parse_args
 from .clisetup import build_step, no_gpu_message, record_progress, set_sandbox
 from .clistudent import compile_only, print_hints, print_list, run_profile, run_watch
@@ -31,7 +31,8 @@ def run(args, root: Path) -> int:
         raise UsageError("--similarity reads a submissions folder: it does not go with --merge")
     if args.merge:
         return cliclass.run_merge(args, root)
-    chapters = load_all(root)
+    with trace.phase("manifests"):
+        chapters = load_all(root)
     if args.list:
         print_list(chapters)
         return EXIT_OK
@@ -119,7 +120,8 @@ def grade_tree(args, root: Path, chapters, exercises, tools: tuple[str, ...]) ->
                                         if opts.quick_sanitize else []),
             "build_dir": opts.shown(build_dir)}
     if not args.compile_only:  # before any build: no GPU, nothing to grade
-        present, why = build.probe_gpu()
+        with trace.phase("GPU probe (cuInit, cuDeviceGetCount in a child process)"):
+            present, why = build.probe_gpu()
         if present is False:
             sys.stderr.write(no_gpu_message(why))
             results = [Result(ex, max_points(ex, opts), status=NO_GPU,
@@ -131,22 +133,26 @@ def grade_tree(args, root: Path, chapters, exercises, tools: tuple[str, ...]) ->
             return EXIT_NO_GPU
         if present is None:
             say(f"grade: cannot tell whether this machine has a GPU ({why}); going on")
-    problem = build_step(args, exercises, opts, say)
+    with trace.phase("build check" + (" (--no-build: are the programs fresh?)" if args.no_build else "")):
+        problem = build_step(args, exercises, opts, say)
     if problem is not None:
         sys.stderr.write(problem)
         return EXIT_SETUP
     if args.compile_only:
         return compile_only(exercises, opts)
-    set_sandbox(args, opts)
+    with trace.phase("sandbox setup (a trial run)"):
+        set_sandbox(args, opts)
     results = grade_all(exercises, opts, args.parallel, say)
-    record_progress(opts, results, say)
-    board.write(report.terminal(results))
-    board.flush()
-    if args.fast:
-        board.write("--fast: no sanitizer pass ran; grade without --fast before you hand in\n")
-    write_output(args.json, report.gradescope(results, meta))
-    write_output(args.csv, report.csv_text(results))
-    write_output(args.markdown, report.markdown(results))
+    with trace.phase("progress record"):
+        record_progress(opts, results, say)
+    with trace.phase("report"):
+        board.write(report.terminal(results))
+        board.flush()
+        if args.fast:
+            board.write("--fast: no sanitizer pass ran; grade without --fast before you hand in\n")
+        write_output(args.json, report.gradescope(results, meta))
+        write_output(args.csv, report.csv_text(results))
+        write_output(args.markdown, report.markdown(results))
     statuses = {r.status for r in results}
     if NO_GPU in statuses and not statuses & {PASSED, FAILED, CRASHED, TIMEOUT, SANITIZER}:
         return EXIT_NO_GPU

@@ -9,7 +9,7 @@ import sys
 import textwrap
 import time
 
-from . import build, manifest, progress
+from . import build, manifest, progress, trace
 from .grading import Options, use_sandbox
 
 
@@ -20,7 +20,10 @@ def wanted_targets(exercises, opts: Options) -> dict[str, str]:
     wanted = {}
     asks = opts.perf and opts.implementation != "solution" and any(ex.perf and ex.perf.reference
                                                                    for ex in exercises)
-    names = build.gpu_names() if asks else None
+    names = None
+    if asks:
+        with trace.phase("nvidia-smi: the GPUs' names"):
+            names = build.gpu_names()
     for ex in exercises:
         src = ex.source(opts.implementation)
         wanted[ex.test_target(opts.implementation)] = src

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import bench, gpuwatch, gtest, manifest, proc, source
+from . import bench, gpuwatch, gtest, manifest, proc, source, trace
 from . import shrink as smallest
 from .manifest import Exercise
 from .gpulock import GpuLock
@@ -286,7 +286,8 @@ def grade(ex: Exercise, opts: Options) -> Result:
     except Exception as e:  # a note only: never a reason to stop grading
         res.linked = f"{ex.id} uses {', '.join(ex.uses)}: cannot tell which implementation was linked ({e})"
     try:
-        _grade(ex, opts, res)
+        with trace.phase(f"grading {ex.id}"):
+            _grade(ex, opts, res)
     except Exception as e:  # the grader must go on with the next exercise
         res.status, res.correctness_points, res.perf_points = GRADER_ERROR, 0.0, 0.0
         res.reason = f"grader error: {type(e).__name__}: {e}"
@@ -468,13 +469,16 @@ def _run_program(ex: Exercise, opts: Options, res: Result, target: str,
     exe = opts.checker(target)
     shown = opts.shown(exe)
     limit = opts.time_limit()
-    expected = gtest.list_tests(exe, ex.test_filter, opts.root)
+    with trace.phase(f"{label}test list (--gtest_list_tests)"):
+        expected = gtest.list_tests(exe, ex.test_filter, opts.root)
     with tempfile.TemporaryDirectory(prefix="cudalab-grade-") as tmp:
         report_path = Path(tmp) / "report.json"
         runner_log = Path(tmp) / "runner.log"
         cmd = [str(exe), f"--gtest_filter={ex.test_filter}",
                f"--gtest_output=json:{report_path}"] + (["--gtest_fail_fast"] if opts.fail_fast else [])
-        p = opts.run(cmd, opts.env() | opts.runner_env(ex, runner_log))
+        with trace.phase(f"{label}test program {exe.name} (the checker and its sandboxed runner)"):
+            p = opts.run(cmd, opts.env() | opts.runner_env(ex, runner_log))
+        trace.gtest_times(report_path)
         rep = gtest.parse_report(report_path)
         printed = gtest.read_tail(runner_log)
     rerun = f"rerun: {_seed_prefix(opts)}{shown} --gtest_filter='{ex.test_filter}'"
@@ -547,7 +551,8 @@ def run_sanitizer(ex: Exercise, opts: Options, res: Result, tool: str, quick: bo
         log = Path(tmp) / "runner.log"
         env = opts.env() | {"CUDALAB_MAX_N": max_n} | opts.runner_env(ex, log, tool_words)
         limit = min(opts.time_limit(), QUICK_LIMIT) if quick else opts.time_limit()
-        p = opts.run(cmd, env, limit)
+        with trace.phase(f"compute-sanitizer {tool}" + (" (the quick pass)" if quick else "")):
+            p = opts.run(cmd, env, limit)
         found = gtest.read_tail(log, limit=64 << 10, lines=400)
     p.output = found + "\n" + p.output
     if p.returncode == 0:
@@ -608,8 +613,9 @@ def wait_for_gpu(opts: Options) -> gpuwatch.Idle:
     device = env.get("CUDA_VISIBLE_DEVICES", "")
     with _waited_lock:
         ignore = frozenset(_waited_out)
-    idle = gpuwatch.wait_idle(env, IDLE_WAIT_S, IDLE_POLL_S, pending=lambda: proc.leftovers(device),
-                              ignore=ignore)
+    with trace.phase("waiting for a free GPU (nvidia-smi)"):
+        idle = gpuwatch.wait_idle(env, IDLE_WAIT_S, IDLE_POLL_S, pending=lambda: proc.leftovers(device),
+                                  ignore=ignore)
     with _waited_lock:
         _waited_out.update(int(b.split()[0]) for b in idle.blocking if b.split()[0].isdigit())
     return idle
@@ -638,7 +644,8 @@ def _bench_once(ex: Exercise, opts: Options, target: str, reps: int, runner: Pat
             # outside the sandbox, which in class grading shows the student's build alone
             env["CUDALAB_RUNNER"] = str(runner.resolve())
             env.pop("CUDALAB_RUNNER_PREFIX", None)
-        with gpuwatch.Monitor(_gpu_env(opts)) as mon:
+        with trace.phase(f"benchmark {Path(cmd[0]).name}" + (" (the reference solution)" if runner else "")), \
+                gpuwatch.Monitor(_gpu_env(opts)) as mon:
             p = opts.run(cmd, env, on_start=mon.started)
         text = out.read_text(errors="replace") if out.is_file() else ""
     return p, text, mon.summary(), mon.clock_drop()

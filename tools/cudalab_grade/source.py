@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import re
 import tomllib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from . import trace
 
 _CHAR_PREFIXES = ("L", "u", "U", "u8")
 _RAW = re.compile(r'R"([^()\\\s]{0,16})\(')
@@ -696,21 +699,33 @@ def check_report(ex, src_path: Path, *, build_dir: Path | None = None, object_pa
                  shown: str | None = None) -> Report:
     root = root or _course_root(src_path, ex)
     shown = shown or ex.source(impl)
-    rep = check_tokens(ex, src_path, root=root, build_dir=build_dir, compile_command=compile_command,
-                       shown=shown)
-    if rep.findings:
-        return rep
     obj = object_path
+    older = ""
     if obj is None and build_dir is not None:
         obj = find_object(ex, build_dir, impl)
         try:
             if obj is not None and obj.stat().st_mtime < src_path.stat().st_mtime:
-                rep.notes.append(f"{obj} is older than {shown}: the compiled code was not checked")
+                older = f"{obj} is older than {shown}: the compiled code was not checked"
                 obj = None
         except OSError:
             obj = None
-    if obj is not None and obj.exists():
-        orep = check_object(ex, obj, root=root, shown=shown)
-        rep.findings += orep.findings
-        rep.notes += orep.notes
+
+    def object_check() -> Report:
+        with trace.phase("object check (nm, cuobjdump, objdump)"):
+            return check_object(ex, obj, root=root, shown=shown)
+    # The object's programs (nm, cuobjdump, objdump) run while the preprocessor's do; the
+    # token checks come first all the same: their findings alone are reported when they have any.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(trace.carry(object_check)) if obj is not None and obj.exists() else None
+        with trace.phase("source check (the preprocessor's passes, the tokens)"):
+            rep = check_tokens(ex, src_path, root=root, build_dir=build_dir, compile_command=compile_command,
+                               shown=shown)
+        if rep.findings:
+            return rep
+        if older:
+            rep.notes.append(older)
+        if pending is not None:
+            orep = pending.result()
+            rep.findings += orep.findings
+            rep.notes += orep.notes
     return rep

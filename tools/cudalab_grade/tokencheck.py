@@ -35,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import proc
+from . import proc, trace
 from .objcheck import VERSION_NAMESPACE
 
 PREPROCESS_TIMEOUT = 120.0     # seconds per preprocessor run (a course file takes < 1 s)
@@ -425,9 +425,14 @@ def parse_output(text: str, student: Path, cwd: Path, label: str) -> Pass:
     raw: str | None = None
     seq = 0
 
+    resolved: dict[str, Path] = {}  # a header's markers repeat its name: resolved once a pass
+
     def resolve(name: str) -> Path:
-        p = Path(name)
-        return (p if p.is_absolute() else cwd / p).resolve()
+        path = resolved.get(name)
+        if path is None:
+            p = Path(name)
+            path = resolved[name] = (p if p.is_absolute() else cwd / p).resolve()
+        return path
 
     for line in text.split("\n"):
         top = stack[-1] if stack else None
@@ -528,7 +533,7 @@ def preprocess(root: Path, chapter_dir: str, src: Path, build_dir: Path | None =
             return "", parse_output(text, src, cwd, label), False
 
         with ThreadPoolExecutor(max_workers=min(4, len(runs))) as pool:
-            results = list(pool.map(one, runs))
+            results = list(pool.map(trace.carry(one), runs))  # its programs count in its phase
         for note, ps, stopped in results:
             if ps is None:
                 res.note, res.timed_out, res.passes = note, stopped, []

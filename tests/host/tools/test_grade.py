@@ -1200,6 +1200,15 @@ class ProbeGpuTest(unittest.TestCase):
             self.assertIs(present, expect, env)
             self.assertIn(said, why)
 
+    def test_the_probe_skips_site(self):
+        # the child needs ctypes alone: no site, whose .pth files cost each grade run tens of ms
+        import subprocess
+        real = subprocess.run
+        with mock.patch.object(build.subprocess, "run", side_effect=real) as run:
+            build.probe_gpu(str(self.tmp / "libcuda-none.so.1"))
+        argv = run.call_args_list[0].args[0]
+        self.assertEqual(argv[:3], [sys.executable, "-S", "-c"])
+
 
 class CTestSkipTest(unittest.TestCase):
     """The exercises' CTest property (cmake/CudalabExercise.cmake): a program that found no
@@ -1311,6 +1320,125 @@ class CliTest(GradeTestCase):
                            capture_output=True, text=True)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("hint 3/3", p.stdout)
+
+
+class SourceCheckOverlapTest(GradeTestCase):
+    """source.check_report: the object check (nm, cuobjdump, objdump) runs while the token
+    check does; its findings and notes still come after the token check's, and only when
+    the token check has no finding."""
+
+    def setUp(self):
+        super().setUp()
+        self.ex = next(e for e in load_all(self.tree.root)[0].exercises if e.id == "1.1")
+        self.src = self.tree.root / self.ex.source("starter")
+        self.obj = self.tree.root / "alpha.cu.o"
+        self.obj.write_bytes(b"")
+
+    def check(self, tokens: source.Report, delay: float = 0.5):
+        def slow_tokens(*a, **kw):
+            time.sleep(delay)
+            return tokens
+
+        def slow_object(*a, **kw):
+            time.sleep(delay)
+            return source.Report([source.Finding("symbol", "cub::", None, "object finding")], ["object note"])
+        with mock.patch.object(source, "check_tokens", side_effect=slow_tokens), \
+                mock.patch.object(source, "check_object", side_effect=slow_object) as obj:
+            start = time.monotonic()
+            rep = source.check_report(self.ex, self.src, object_path=self.obj, root=self.tree.root)
+            return rep, time.monotonic() - start, obj
+
+    def test_object_check_beside_the_token_check(self):
+        rep, secs, obj = self.check(source.Report([], ["token note"]))
+        self.assertLess(secs, 0.85)  # 0.5 s each, at the same time (one after the other: 1 s)
+        self.assertEqual([f.message for f in rep.findings], ["object finding"])
+        self.assertEqual(rep.notes, ["token note", "object note"])
+        self.assertEqual(obj.call_count, 1)
+
+    def test_a_token_finding_alone_is_reported(self):
+        token = source.Finding("name", "cub::", 2, "token finding")
+        rep, _, _ = self.check(source.Report([token], ["token note"]), delay=0.05)
+        self.assertEqual([f.message for f in rep.findings], ["token finding"])
+        self.assertEqual(rep.notes, ["token note"])
+
+    def test_an_object_older_than_the_file_is_not_checked(self):
+        build_obj = self.tree.build / "chapters" / "01-demo" / "CMakeFiles" / "cudalab_alpha_starter.dir" / "alpha.cu.o"
+        build_obj.parent.mkdir(parents=True)
+        build_obj.write_bytes(b"")
+        os.utime(build_obj, (time.time() - 100, time.time() - 100))
+        with mock.patch.object(source, "check_tokens", return_value=source.Report([], ["token note"])), \
+                mock.patch.object(source, "check_object") as obj:
+            rep = source.check_report(self.ex, self.src, build_dir=self.tree.build, root=self.tree.root)
+        obj.assert_not_called()
+        self.assertEqual(rep.notes[0], "token note")
+        self.assertIn("is older than", rep.notes[1])
+
+
+class TraceTest(GradeTestCase):
+    """CUDALAB_GRADE_TRACE=1 (trace.py): one line on stderr per phase, with its time and the
+    programs it started; nothing else changes, and without it nothing is printed."""
+
+    def grade(self, *argv, traced: bool):
+        env = dict(self.tree.env, CUDALAB_GRADE_TRACE="1" if traced else "")
+        with mock.patch.dict(self.tree.env, env):
+            return self.tree.grade(*argv)
+
+    def test_phases_on_stderr_and_nothing_else_changes(self):
+        self.tree.passing("alpha")
+        self.tree.passing("beta", n=2)
+        timed = re.compile(r"\b\d+\.\d+\b")
+        plain = self.grade("--no-build", "--json", "-", traced=False)
+        traced = self.grade("--no-build", "--json", "-", traced=True)
+        self.assertEqual(plain[0], traced[0])
+        # the results, the seconds each exercise took left out
+        def strip(out):
+            data = json.loads(out)
+            data["cudalab"]["exercises"] = [dict(e, seconds=0) for e in data["cudalab"]["exercises"]]
+            return data
+        self.assertEqual(strip(plain[1]), strip(traced[1]))
+        self.assertNotIn("grade trace:", plain[2])
+        lines = [ln for ln in traced[2].splitlines() if ln.startswith("grade trace: ")]
+        others = [ln for ln in traced[2].splitlines() if not ln.startswith("grade trace: ")]
+        self.assertEqual([timed.sub("N", ln) for ln in others],
+                         [timed.sub("N", ln) for ln in plain[2].splitlines()])
+        text = "\n".join(lines)
+        for phase in ("manifests", "GPU probe", "build check (--no-build", "sandbox setup",
+                      "grading 1.1", "grading 1.2", "test list", "test program alpha_test_starter",
+                      "gtest: 3 tests", "gtest: 2 tests", "progress record", "report", "total"):
+            self.assertIn(phase, text)
+        self.assertRegex(text, r"build check \(--no-build: are the programs fresh\?\): \d+\.\d{3} s "
+                               r"\(4 programs: ninja x4\)")
+        self.assertRegex(text, r"grading 1\.1: \d+\.\d{3} s \(\d+ programs: .*alpha_test_starter x2")
+        # the phases inside an exercise are indented under it
+        self.assertRegex(text, r"grade trace:   test program alpha_test_starter")
+        # the counting of programs is undone at the end
+        import subprocess
+        self.assertEqual(subprocess.Popen.__init__.__qualname__, "Popen.__init__")
+
+    def test_off_by_default_and_with_0(self):
+        from cudalab_grade import trace
+        for value in ("", "0"):
+            err = io.StringIO()
+            with mock.patch.dict(os.environ, {trace.ENV: value}), contextlib.redirect_stderr(err):
+                with trace.run(time.monotonic()), trace.phase("x"):
+                    trace.gtest_times(Path("/nonexistent"))
+            self.assertEqual(err.getvalue(), "")
+
+    def test_gtest_times_and_program_names(self):
+        from cudalab_grade import trace
+        report_path = Path(self._tmp.name) / "r.json"
+        report_path.write_text(json.dumps({"time": "2.500s", "testsuites": [
+            {"name": "S", "testsuite": [{"name": "A", "time": "0.010s"}, {"name": "Big", "time": "1.700s"},
+                                        {"name": "B", "time": "0s"}]}]}))
+        err = io.StringIO()
+        with mock.patch.dict(os.environ, {trace.ENV: "1"}), contextlib.redirect_stderr(err):
+            trace.gtest_times(report_path, most=2)
+        self.assertEqual(err.getvalue(), "grade trace:   gtest: 3 tests; the run 2.500 s (its GPU set-up "
+                                         "included), the tests 1.710 s; slowest: S.Big 1.700 s, S.A 0.010 s\n")
+        self.assertEqual(trace._programs(["nm", "nm", "cuobjdump"]), " (3 programs: nm x2, cuobjdump)")
+        self.assertEqual(trace._programs([]), "")
+        self.assertEqual(trace._name([PY, "-c", "pass"]), Path(PY).name + " -c")
+        self.assertEqual(trace._name("/usr/bin/nm -u x.o"), "nm -u x.o")
 
 
 class HelperTest(unittest.TestCase):
