@@ -24,9 +24,9 @@ Ties (the same ratio, as the grader rounds it, to 3 significant digits) share
 a rank and are listed in pseudonym order, so the order never depends on the
 student ids nor on the order the submissions were graded.
 
-`gradescope_entries` gives the same numbers in the `leaderboard` field of
-Gradescope's results.json ({"name", "value", "order"}), for a grader that
-writes them there.
+`gradescope_entries` gives each exercise's ratio over its target in the
+`leaderboard` field of Gradescope's results.json ({"name", "value", "order"}),
+for a grader that writes them there.
 """
 from __future__ import annotations
 
@@ -226,9 +226,16 @@ def write_mapping(out: Path, names: dict[str, str]) -> None:
 
 def gradescope_entries(record: dict) -> list[dict]:
     """Gradescope's `leaderboard` entries of one results.json: one per timed exercise that
-    passed (name `1.1 slug`, the ratio, higher first)."""
-    return [{"name": f"{e['id']} {e['slug']}", "value": _ratio(e), "order": "desc"}
-            for e in record["cudalab"]["exercises"] if _ratio(e) is not None]
+    passed (name `1.1 slug (speed / target)`, higher first), valued as the class leaderboard
+    ranks: the ratio over the target it was scored against on its GPU (_of_target, to 3
+    significant digits), so that submissions Gradescope graded on different GPUs compare."""
+    out = []
+    for e in record["cudalab"]["exercises"]:
+        ratio = _ratio(e)
+        if ratio is not None:
+            out.append({"name": f"{e['id']} {e['slug']} (speed / target)",
+                        "value": float(f"{_of_target(e, ratio):.3g}"), "order": "desc"})
+    return out
 
 
 def write(out: Path, records: list[dict], key: bytes) -> dict[str, str] | None:

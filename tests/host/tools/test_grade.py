@@ -680,8 +680,10 @@ class PerfAndSanitizerTest(GradeTestCase):
                       alpha["reason"])
         self.assertEqual(alpha["ratio_interval"], [0.381, 0.421])
         self.assertEqual((alpha["repetitions"], alpha["perf_verdict"]), (3, "ok"))
-        self.assertEqual([(e["name"], e["order"]) for e in data["leaderboard"]], [("1.1 alpha", "desc")])
-        self.assertAlmostEqual(data["leaderboard"][0]["value"], 0.4)
+        # Gradescope's leaderboard: the ratio over the target it was scored against (0.4 / 0.5)
+        self.assertEqual([(e["name"], e["order"]) for e in data["leaderboard"]],
+                         [("1.1 alpha (speed / target)", "desc")])
+        self.assertAlmostEqual(data["leaderboard"][0]["value"], 0.8)
         argv = self.bench_log()["argv"]
         self.assertIn("--benchmark_filter=" + bench.filter_for("alpha/int32/1024", "cub_base/int32/1024"), argv)
         self.assertIn("--benchmark_repetitions=5", argv)
@@ -1516,7 +1518,8 @@ class HelperTest(unittest.TestCase):
                    Result(exs[1], 15.0, CRASHED, ratio=2.0),   # a ratio, but its tests did not pass
                    Result(exs[2], 10.0, PASSED, 10.0)]          # passed, not timed
         data = json.loads(report.gradescope(results, {"perf": True}))
-        self.assertEqual(data["leaderboard"], [{"name": "1.1 s1", "value": 0.8, "order": "desc"}])
+        # no target in these results (written before targets moved): the ratio itself
+        self.assertEqual(data["leaderboard"], [{"name": "1.1 s1 (speed / target)", "value": 0.8, "order": "desc"}])
         self.assertNotIn("leaderboard", json.loads(report.gradescope(results, {"perf": False})))
 
 

@@ -198,9 +198,16 @@ class RankingTest(unittest.TestCase):
         self.assertEqual(a, b)
 
     def test_gradescope_entries(self):
+        # these records name no target: the ratio itself
         self.assertEqual(leaderboard.gradescope_entries(self.records[1]),
-                         [{"name": "1.1 alpha", "value": 2.0, "order": "desc"},
-                          {"name": "1.2 beta", "value": 1.5, "order": "desc"}])
+                         [{"name": "1.1 alpha (speed / target)", "value": 2.0, "order": "desc"},
+                          {"name": "1.2 beta (speed / target)", "value": 1.5, "order": "desc"}])
+        # with targets: the ratio over the target it was scored against on its GPU (3 digits),
+        # as leaderboard.md ranks, so submissions graded on two GPUs compare
+        rec = record("eve", {})
+        rec["cudalab"]["exercises"] = [dict(self.records[1]["cudalab"]["exercises"][0], target=0.6),
+                                       dict(self.records[1]["cudalab"]["exercises"][1], target=3.0)]
+        self.assertEqual([e["value"] for e in leaderboard.gradescope_entries(rec)], [3.33, 0.5])
 
 
 class WriteClassTest(unittest.TestCase):
