@@ -321,7 +321,7 @@ def quick_sanitizer(value, where: str) -> tuple[int | None, tuple[str, ...]]:
     if not isinstance(skip, list) or not all(isinstance(v, str) and GTEST_PATTERN.fullmatch(v)
                                              for v in skip):
         raise ManifestError(f"{key}.skip must be a list of gtest name patterns "
-                            "(letters, digits, _ / . * ?), not {skip!r}")
+                            f"(letters, digits, _ / . * ?), not {skip!r}")
     return max_n, tuple(skip)
 
 
