@@ -42,6 +42,7 @@ SYNC_PRIMITIVE = re.compile(r"\b(?:__syncthreads\w*|__syncwarp|__\w+_sync|sync)\
                             r"|\btiled_partition\b|\bbarrier\b")
 QUICK_MAX_N = "70000"
 QUICK_LIMIT = 90.0
+QUICK_JOBS_MAX = 4  # the quick pass's programs at once, at most (quick_jobs_for)
 # The device profiles of chapters/common/include/cudalab/device.cuh: with
 # CUDALAB_DEVICE_PROFILE=<name> the course sizes its launches for that GPU and the
 # runner refuses a launch beyond its limits (tools/grade --device-profile sets it).
@@ -76,6 +77,10 @@ class Options:
     sanitize: tuple[str, ...] = ()
     # the default quick sanitizer pass (small sizes, QUICK_TOOLS) instead of `sanitize`
     quick_sanitize: bool = False
+    # the quick pass's programs that run at once (run_quick_pass: racecheck in GoogleTest
+    # shards, each other tool whole); 1: one after the other. A student's tree grades with
+    # quick_jobs_for(); a class keeps 1, its submissions already share the GPU.
+    quick_jobs: int = 1
     # stop each test program at its first failing test (--gtest_fail_fast): a class of
     # mutants needs the verdict, not every failure; the tests that did not run count as failed
     fail_fast: bool = False
@@ -369,16 +374,27 @@ def _grade(ex: Exercise, opts: Options, res: Result) -> None:
     with opts.gpu_lock.shared() if opts.gpu_lock else contextlib.nullcontext():
         if not run_tests(ex, opts, res):
             return
-        if opts.quick_sanitize:
-            for tool in quick_tools(src):
-                if not run_sanitizer(ex, opts, res, tool, quick=True):
-                    return
+        if opts.quick_sanitize and not run_quick_pass(ex, opts, res, quick_tools(src)):
+            return
         for tool in opts.sanitize:
             if not run_sanitizer(ex, opts, res, tool):
                 return
     if opts.perf and ex.perf:
         with opts.gpu_lock.exclusive() if opts.gpu_lock else contextlib.nullcontext():
             run_perf(ex, opts, res)
+
+
+def quick_jobs_for(parallel: int, cpus: int | None = None) -> int:
+    """The quick pass's programs at once when `parallel` exercises are graded at once: the
+    machine's CPUs shared among them (each sanitizer program keeps about one busy), at most
+    QUICK_JOBS_MAX. CUDALAB_QUICK_JOBS=K sets it (1: one program after the other)."""
+    try:
+        return max(1, int(os.environ["CUDALAB_QUICK_JOBS"]))
+    except (KeyError, ValueError):
+        pass
+    cpus = cpus if cpus is not None else (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                                           else os.cpu_count() or 1)
+    return max(1, min(QUICK_JOBS_MAX, cpus // max(1, parallel)))
 
 
 def quick_tools(src: Path) -> tuple[str, ...]:
@@ -524,20 +540,29 @@ def _run_program(ex: Exercise, opts: Options, res: Result, target: str,
     return rep, p.output
 
 
-def run_sanitizer(ex: Exercise, opts: Options, res: Result, tool: str, quick: bool = False) -> bool:
-    """compute-sanitizer --tool `tool` over the tests; False (points taken) on a finding.
+@dataclass
+class _SanitizerRun:
+    """One compute-sanitizer program of a check: its process, the runner's report, its shard."""
+    p: proc.Proc
+    shard: int = 0
+    shards: int = 1
 
-    quick: the default pass, on sizes up to QUICK_MAX_N (or the exercise's quick_max_n),
-    without the exercise's quick_skip cases, and within QUICK_LIMIT seconds; running out
-    of time there is said, not counted against the student."""
-    sanitizer = shutil.which("compute-sanitizer")
-    if sanitizer is None:
-        if quick:
-            if "quick sanitizer pass skipped" not in res.reason:
-                res.reason += "; quick sanitizer pass skipped (no compute-sanitizer on PATH)"
-            return True
-        res.details.append(f"compute-sanitizer is not on PATH: the {tool} check was not run")
-        return True
+
+def quick_plan(tools: tuple[str, ...], jobs: int) -> list[tuple[str, int, int]]:
+    """The quick pass's programs, (tool, shard, shards), slowest first: with jobs > 1 racecheck
+    (which checks every shared-memory access at every barrier: most of the pass's time) is split
+    into `jobs` GoogleTest shards; every other tool runs whole. With jobs == 1, one program a
+    tool, in the tools' order."""
+    if jobs <= 1:
+        return [(tool, 0, 1) for tool in tools]
+    plan = [(tool, i, jobs) for tool in tools if tool == "racecheck" for i in range(jobs)]
+    return plan + [(tool, 0, 1) for tool in tools if tool != "racecheck"]
+
+
+def _sanitizer_program(ex: Exercise, opts: Options, tool: str, quick: bool,
+                       shard: int = 0, shards: int = 1) -> _SanitizerRun:
+    """Runs the exercise's test program with its runner under `tool` (one GoogleTest shard of
+    `shards`); the runner's report is put before the program's output."""
     max_n = (str(ex.quick_max_n or QUICK_MAX_N) if quick else SANITIZER_MAX_N)
     test_filter = ex.quick_filter() if quick else ex.test_filter
     exe = opts.checker(ex.test_target(opts.implementation))
@@ -545,31 +570,91 @@ def run_sanitizer(ex: Exercise, opts: Options, res: Result, tool: str, quick: bo
     # inside the sandbox (a sanitizer outside it does not reach the runner), and
     # the checker ends with the sanitizer's exit code 86 when it found errors.
     cmd = [str(exe), f"--gtest_filter={test_filter}"]
-    tool_words = [sanitizer, "--tool", tool, "--error-exitcode", str(SANITIZER_ERROR_EXIT),
-                  "--print-limit", "20"]
+    tool_words = [shutil.which("compute-sanitizer") or "compute-sanitizer", "--tool", tool,
+                  "--error-exitcode", str(SANITIZER_ERROR_EXIT), "--print-limit", "20"]
     with tempfile.TemporaryDirectory(prefix="cudalab-grade-") as tmp:
         log = Path(tmp) / "runner.log"
         env = opts.env() | {"CUDALAB_MAX_N": max_n} | opts.runner_env(ex, log, tool_words)
+        if shards > 1:
+            env |= {"GTEST_TOTAL_SHARDS": str(shards), "GTEST_SHARD_INDEX": str(shard)}
         limit = min(opts.time_limit(), QUICK_LIMIT) if quick else opts.time_limit()
-        with trace.phase(f"compute-sanitizer {tool}" + (" (the quick pass)" if quick else "")):
+        part = f", shard {shard + 1} of {shards}" if shards > 1 else ""
+        with trace.phase(f"compute-sanitizer {tool}" + (" (the quick pass" + part + ")" if quick else "")):
             p = opts.run(cmd, env, limit)
         found = gtest.read_tail(log, limit=64 << 10, lines=400)
     p.output = found + "\n" + p.output
-    if p.returncode == 0:
+    return _SanitizerRun(p, shard, shards)
+
+
+def _sanitizer_verdict(ex: Exercise, opts: Options, res: Result, tool: str, quick: bool,
+                       runs: list[_SanitizerRun]) -> bool:
+    """The verdict of a tool's programs (its shards, in order): False (points taken) on a
+    finding, the first shard's that has one; a quick pass that ran out of time is said, not
+    counted."""
+    max_n = (str(ex.quick_max_n or QUICK_MAX_N) if quick else SANITIZER_MAX_N)
+    test_filter = ex.quick_filter() if quick else ex.test_filter
+    exe = opts.checker(ex.test_target(opts.implementation))
+    limit = min(opts.time_limit(), QUICK_LIMIT) if quick else opts.time_limit()
+    bad = [r for r in runs if r.p.returncode != 0 and not (quick and r.p.timed_out)]
+    if not bad:
+        if any(r.p.timed_out for r in runs):
+            res.reason += f"; {tool}: not finished in {limit:g} s (not counted)"
+            return True
         skipped = f", {len(ex.quick_skip)} costly case(s) left to the tests" if quick and ex.quick_skip else ""
         res.reason += f"; {tool} clean" + (f" (n <= {max_n}{skipped})" if quick else "")
         return True
-    if quick and p.timed_out:
-        res.reason += f"; {tool}: not finished in {limit:g} s (not counted)"
-        return True
-    first = "timed out after %g s" % limit if p.timed_out else _sanitizer_error(p)
+    r = bad[0]
+    first = "timed out after %g s" % limit if r.p.timed_out else _sanitizer_error(r.p)
     res.status, res.correctness_points = SANITIZER, 0.0
     res.reason = f"compute-sanitizer {tool}: {first}"
-    res.details = [gtest.tail(p.output, 25),
+    res.details = [gtest.tail(r.p.output, 25),
                    f"rerun: CUDALAB_MAX_N={max_n} CUDALAB_RUNNER_PREFIX='[\"compute-sanitizer\", "
                    f"\"--tool\", \"{tool}\"]' "
                    f"{opts.shown(exe)} --gtest_filter='{test_filter}'"]
     return False
+
+
+def run_sanitizer(ex: Exercise, opts: Options, res: Result, tool: str, quick: bool = False) -> bool:
+    """compute-sanitizer --tool `tool` over the tests; False (points taken) on a finding.
+
+    quick: the default pass, on sizes up to QUICK_MAX_N (or the exercise's quick_max_n),
+    without the exercise's quick_skip cases, and within QUICK_LIMIT seconds; running out
+    of time there is said, not counted against the student."""
+    if not _have_sanitizer(res, tool, quick):
+        return True
+    return _sanitizer_verdict(ex, opts, res, tool, quick, [_sanitizer_program(ex, opts, tool, quick)])
+
+
+def _have_sanitizer(res: Result, tool: str, quick: bool) -> bool:
+    """Whether compute-sanitizer is on PATH; where not, says so in res (no points taken)."""
+    if shutil.which("compute-sanitizer") is not None:
+        return True
+    if quick:
+        if "quick sanitizer pass skipped" not in res.reason:
+            res.reason += "; quick sanitizer pass skipped (no compute-sanitizer on PATH)"
+    else:
+        res.details.append(f"compute-sanitizer is not on PATH: the {tool} check was not run")
+    return False
+
+
+def run_quick_pass(ex: Exercise, opts: Options, res: Result, tools: tuple[str, ...]) -> bool:
+    """The default quick sanitizer pass (run_sanitizer(quick=True) for each of `tools`); False
+    (points taken) on a finding. Its programs run opts.quick_jobs at once (quick_plan: racecheck
+    in shards); the verdict is read in the tools' order, whichever program ends first, so it is
+    the one a pass of one program at a time gives."""
+    if not _have_sanitizer(res, tools[0] if tools else "memcheck", True):
+        return True
+    if opts.quick_jobs <= 1:
+        return all(run_sanitizer(ex, opts, res, tool, quick=True) for tool in tools)
+    plan = quick_plan(tools, opts.quick_jobs)
+    runs = list(proc.map_parallel(
+        trace.carry(lambda job: _sanitizer_program(ex, opts, job[0], True, job[1], job[2])),
+        plan, opts.quick_jobs))
+    for tool in tools:
+        mine = sorted((r for (t, _, _), r in zip(plan, runs) if t == tool), key=lambda r: r.shard)
+        if not _sanitizer_verdict(ex, opts, res, tool, True, mine):
+            return False
+    return True
 
 
 def _sanitizer_error(p: proc.Proc) -> str:

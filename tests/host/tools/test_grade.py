@@ -161,7 +161,9 @@ def fake_test(path: Path, report_data=None, stdout="", exit_code=0, action="", l
                                   "max_n": os.environ.get("CUDALAB_MAX_N"),
                                   "runner": os.environ.get("CUDALAB_RUNNER"),
                                   "runner_log": os.environ.get("CUDALAB_RUNNER_LOG"),
-                                  "prefix": os.environ.get("CUDALAB_RUNNER_PREFIX")}}) + "\\n")
+                                  "prefix": os.environ.get("CUDALAB_RUNNER_PREFIX"),
+                                  "shard": [os.environ.get("GTEST_SHARD_INDEX"),
+                                            os.environ.get("GTEST_TOTAL_SHARDS")]}}) + "\\n")
         {action}
         data = {report_data!r}
         for a in sys.argv[1:]:
@@ -841,10 +843,57 @@ class PerfAndSanitizerTest(GradeTestCase):
             _, data, _ = self.tree.grade_json("--no-build", "1.1")  # the default grading
             alpha = self.exercise(data, "1.1")
             self.assertEqual(alpha["status"], "passed", alpha["reason"])
-            tools_run[sync] = [json.loads(r["prefix"])[2] for r in self.tree.runs() if r["prefix"]]
+            tools_run[sync] = sorted({json.loads(r["prefix"])[2] for r in self.tree.runs() if r["prefix"]})
             self.assertEqual(("synccheck clean" in alpha["reason"]), sync, alpha["reason"])
+            # the reason names the tools in their order, whichever program ended first
+            self.assertRegex(alpha["reason"], r"memcheck clean[^;]*; racecheck clean[^;]*" + ("; synccheck" if sync else "$"))
         self.assertEqual(tools_run[True], ["memcheck", "racecheck", "synccheck"])
         self.assertEqual(tools_run[False], ["memcheck", "racecheck"])
+
+    def test_quick_plan_shards_racecheck_and_keeps_the_order_alone(self):
+        self.assertEqual(grading.quick_plan(("memcheck", "racecheck"), 1),
+                         [("memcheck", 0, 1), ("racecheck", 0, 1)])
+        self.assertEqual(grading.quick_plan(("memcheck", "racecheck", "synccheck"), 3),
+                         [("racecheck", 0, 3), ("racecheck", 1, 3), ("racecheck", 2, 3),
+                          ("memcheck", 0, 1), ("synccheck", 0, 1)])
+        with mock.patch.dict(os.environ, {"CUDALAB_QUICK_JOBS": "1"}):
+            self.assertEqual(grading.quick_jobs_for(1, cpus=64), 1)
+        with mock.patch.dict(os.environ, {}, clear=False) as env:
+            env.pop("CUDALAB_QUICK_JOBS", None)
+            self.assertEqual(grading.quick_jobs_for(1, cpus=16), grading.QUICK_JOBS_MAX)
+            self.assertEqual(grading.quick_jobs_for(4, cpus=16), 4)
+            self.assertEqual(grading.quick_jobs_for(8, cpus=16), 2)
+            self.assertEqual(grading.quick_jobs_for(1, cpus=2), 2)
+            self.assertEqual(grading.quick_jobs_for(4, cpus=2), 1)
+
+    def test_quick_pass_at_once_finds_a_race_in_any_shard_and_names_the_first_tool(self):
+        # racecheck runs in GoogleTest shards at once: a hazard in one shard's tests costs the
+        # points; with a memcheck finding as well the verdict is memcheck's, as one tool after
+        # the other gives it, whichever program ends first
+        self.tree.passing("alpha")
+        for bad_tools, expected in ((["racecheck"], "racecheck"), (["racecheck", "memcheck"], "memcheck")):
+            _write_exe(self.tree.tools / "compute-sanitizer", f"""
+                import os, subprocess, sys, time
+                tool = sys.argv[2]
+                subprocess.call(sys.argv[7:])
+                bad = tool in {bad_tools!r} and os.environ.get("GTEST_SHARD_INDEX", "1") == "1"
+                if tool == "memcheck":
+                    time.sleep(0.3)  # ends last
+                print("========= Race reported between Write access at k+0x10 and Read access"
+                      if tool == "racecheck" and bad else
+                      "========= Invalid __global__ read of size 4 bytes" if bad else
+                      "========= ERROR SUMMARY: 0 errors")
+                sys.exit(86 if bad else 0)
+            """)
+            Path(self.tree.env["FAKE_LOG"]).unlink(missing_ok=True)
+            with mock.patch.dict(os.environ, {"CUDALAB_QUICK_JOBS": "3"}):
+                _, data, _ = self.tree.grade_json("--no-build", "1.1")
+            alpha = self.exercise(data, "1.1")
+            self.assertEqual((alpha["status"], alpha["correctness_points"]), ("sanitizer", 0), alpha["reason"])
+            self.assertTrue(alpha["reason"].startswith(f"compute-sanitizer {expected}: "), alpha["reason"])
+            shards = sorted(tuple(r["shard"]) for r in self.tree.runs()
+                            if r["prefix"] and json.loads(r["prefix"])[2] == "racecheck")
+            self.assertEqual(shards, [("0", "3"), ("1", "3"), ("2", "3")])
 
     def test_quick_pass_keeps_the_exercises_bounds(self):
         # [exercise.quick_sanitizer]: its max_n caps the sizes and its skip patterns leave
