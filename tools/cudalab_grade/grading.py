@@ -1,7 +1,9 @@
 """Grading one exercise: forbidden APIs, build state, tests, sanitizers, benchmark."""
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -356,13 +358,19 @@ def _grade(ex: Exercise, opts: Options, res: Result) -> None:
         res.reason = "not graded: the submission's time limit ran out before this exercise"
         return
     src = opts.root / ex.source(opts.implementation)
-    if src.exists():
+    built = not any(t in opts.not_built for t in (ex.runner_target(opts.implementation),
+                                                 ex.test_target(opts.implementation)))
+
+    def check():
         # the preprocessed file and, once built, its object (source.py, "the forbidden-API check")
-        hit = source.check(ex, src, build_dir=opts.build_dir, impl=opts.implementation, root=opts.root)
-        if hit:
-            res.status = FORBIDDEN
-            res.reason = hit.message
-            res.details = list(hit.details)
+        return source.check(ex, src, build_dir=opts.build_dir, impl=opts.implementation, root=opts.root)
+
+    checking = None
+    if src.exists():
+        if built and checks_beside_tests(opts):
+            checking = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+            check_result = checking.submit(trace.carry(check))
+        elif _forbidden(res, check()):
             return
     for target in (ex.runner_target(opts.implementation), ex.test_target(opts.implementation)):
         if target in opts.not_built:
@@ -372,7 +380,13 @@ def _grade(ex: Exercise, opts: Options, res: Result) -> None:
             res.details = [d.replace(prefix, "") for d in opts.not_built[target][1]]
             return
     with opts.gpu_lock.shared() if opts.gpu_lock else contextlib.nullcontext():
-        if not run_tests(ex, opts, res):
+        before = replace(res, details=list(res.details))
+        passed = run_tests(ex, opts, res)
+        if checking is not None:
+            checking.shutdown(wait=True)
+            if _forbidden(res, check_result.result(), before):
+                return
+        if not passed:
             return
         if opts.quick_sanitize and not run_quick_pass(ex, opts, res, quick_tools(src)):
             return
@@ -382,6 +396,30 @@ def _grade(ex: Exercise, opts: Options, res: Result) -> None:
     if opts.perf and ex.perf:
         with opts.gpu_lock.exclusive() if opts.gpu_lock else contextlib.nullcontext():
             run_perf(ex, opts, res)
+
+
+def checks_beside_tests(opts: Options) -> bool:
+    """Whether the forbidden-API check of a built exercise runs beside its test program (it
+    takes about a second of the preprocessor's and of nm's, which the student's edit-compile
+    loop would otherwise wait for). A student's own tree: yes, the verdict is the same (a
+    finding replaces the tests' outcome). A class (checkers from the instructor's build): no,
+    a submission that uses a forbidden API is not run at all."""
+    return opts.checker_bin is None
+
+
+def _forbidden(res: Result, hit, before: Result | None = None) -> bool:
+    """Records the forbidden-API check's finding `hit` (None: none) as the verdict, over what
+    the tests recorded since `before` (res as it was before them); True when there was one."""
+    if not hit:
+        return False
+    if before is not None:
+        for f in dataclasses.fields(res):
+            setattr(res, f.name, getattr(before, f.name))
+    res.status = FORBIDDEN
+    res.correctness_points = 0.0
+    res.reason = hit.message
+    res.details = list(hit.details)
+    return True
 
 
 def quick_jobs_for(parallel: int, cpus: int | None = None) -> int:

@@ -432,14 +432,29 @@ class FailureModeTest(GradeTestCase):
         _, data, _ = self.tree.grade_json("--no-build", "1.1")
         self.assertEqual(self.exercise(data, "1.1")["status"], "passed")
 
-    def test_forbidden_api_is_not_run(self):
+    def test_forbidden_api_is_the_verdict_over_passing_tests(self):
+        # A student's own tree: the check runs beside the test program (the edit-compile
+        # loop does not wait for it), and its finding replaces the tests' outcome
         (self.tree.root / "starter" / "01-demo" / "alpha.cu").write_text(
             '// cub:: is fine here\nconst char* s = "cub::";\n\nint x = cub::Sum();\n')
         self.tree.passing("alpha")
         _, data, _ = self.tree.grade_json("--no-build", "1.1")
         alpha = self.exercise(data, "1.1")
-        self.assertEqual(alpha["status"], "forbidden")
+        self.assertEqual((alpha["status"], alpha["correctness_points"]), ("forbidden", 0))
         self.assertEqual(alpha["reason"], "uses forbidden API 'cub::' (line 4)")
+        self.assertLessEqual(len(self.tree.runs()), 1)  # the tests only: no sanitizer pass
+
+    def test_forbidden_api_is_not_run_in_a_class(self):
+        # Checkers from elsewhere (class grading): a submission with a finding is not run at all
+        from cudalab_grade import grading
+        (self.tree.root / "starter" / "01-demo" / "alpha.cu").write_text("int x = cub::Sum();\n")
+        self.tree.passing("alpha")
+        ex = next(e for c in load_all(self.tree.root) for e in c.exercises if e.id == "1.1")
+        opts = grading.Options(root=self.tree.root, build_dir=self.tree.build, checker_bin=self.tree.bin)
+        self.assertFalse(grading.checks_beside_tests(opts))
+        with mock.patch.dict(os.environ, self.tree.env):
+            res = grading.grade(ex, opts)
+        self.assertEqual((res.status, res.reason), ("forbidden", "uses forbidden API 'cub::' (line 1)"))
         self.assertEqual(self.tree.runs(), [])
 
     def test_missing_program_with_no_build(self):
