@@ -37,20 +37,29 @@ enum Status : std::uint32_t {
   kBadRequest = 3,  // no such function, a mapping failed: a grader problem
 };
 
+/// Header flags (Header::flags).
+enum Flag : std::uint32_t {
+  /// checker -> runner, on a timed round trip's messages (remote_spin.hpp):
+  /// once done with this message (a call: after its reply), busy-poll for the
+  /// next one for up to spin::kWindow before blocking. A message without it
+  /// leaves a kMap's window running (its kCall follows) and ends a kCall's.
+  kSpinAfter = 1u,
+};
+
 struct Header {
   std::uint32_t magic;
   std::uint32_t kind;
   std::uint64_t bytes;  // payload bytes after the header
   std::uint32_t fds;    // descriptors attached to the header
-  std::uint32_t pad;
+  std::uint32_t flags;  // Flag bits; 0 from the runner
 };
 
 /// Sends header + payload in one sendmsg (one wake-up of the peer); `fds`
-/// ride on the header. Bytes a signal cut off are sent after. False when
-/// the peer is gone.
+/// ride on the header, `flags` go in it. Bytes a signal cut off are sent
+/// after. False when the peer is gone.
 inline bool send_message(int sock, Kind kind, const void* payload, std::size_t bytes,
-                         const std::vector<int>& fds = {}) {
-  Header h{kMagic, kind, bytes, static_cast<std::uint32_t>(fds.size()), 0};
+                         const std::vector<int>& fds = {}, std::uint32_t flags = 0) {
+  Header h{kMagic, kind, bytes, static_cast<std::uint32_t>(fds.size()), flags};
   iovec iov[2] = {{&h, sizeof h}, {const_cast<void*>(payload), bytes}};
   msghdr msg{};
   msg.msg_iov = iov;
