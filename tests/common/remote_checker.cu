@@ -23,6 +23,7 @@
 #include "cudalab/error.cuh"
 #include "cudalab/test/remote.hpp"
 #include "remote_common.hpp"
+#include "remote_spin.hpp"
 
 extern "C" cudaError_t __real_cudaMalloc(void** ptr, size_t size);
 extern "C" cudaError_t __real_cudaFree(void* ptr);
@@ -200,11 +201,18 @@ class Checker {
       // take as long as a whole bandwidth-bound call (docs/results/remote-timing-h200.md).
       // An untimed null call pays that switch first, so the timed pair both
       // start in the runner's context and the difference holds no switch.
-      round_trip(kNullCall, reach, args, arg_bytes, &reply);
+      // While the machine has CPUs to spare (remote_spin.hpp), neither side
+      // sleeps in between: the checker busy-polls for each reply, and the
+      // runner, after both null calls, for the next request (kSpinAfter), each
+      // for at most spin::kWindow; so a wake-up from a deep CPU sleep state,
+      // whose cost depends on the machine's load, is in neither timed trip.
+      // After the call itself the runner blocks again.
+      const bool awake = spin::should_spin();
+      round_trip(kNullCall, reach, args, arg_bytes, &reply, awake, awake);
       const auto t0 = Clock::now();
-      round_trip(kNullCall, reach, args, arg_bytes, &reply);
+      round_trip(kNullCall, reach, args, arg_bytes, &reply, awake, awake);
       const auto t1 = Clock::now();
-      const std::size_t got = round_trip(key, reach, args, arg_bytes, &reply);
+      const std::size_t got = round_trip(key, reach, args, arg_bytes, &reply, awake, false);
       const auto t2 = Clock::now();
       null_seconds_ += std::chrono::duration<double>(t1 - t0).count();
       call_seconds_ += std::chrono::duration<double>(t2 - t1).count();
@@ -232,8 +240,12 @@ class Checker {
   using Clock = std::chrono::steady_clock;
 
   // Sends the mappings of `reach` and one call, waits for the reply; returns its bytes.
+  // `poll_reply`: busy-poll for the reply (spin::kWindow at most, within
+  // CUDALAB_CALL_TIMEOUT) before the blocking wait. `runner_spins`: kSpinAfter
+  // on the messages, so that the runner busy-polls for the next request.
   std::size_t round_trip(const std::string& key, const std::vector<const Allocation*>& reach, const Bytes& args,
-                         std::size_t arg_bytes, Bytes* reply) {
+                         std::size_t arg_bytes, Bytes* reply, bool poll_reply = false, bool runner_spins = false) {
+    const std::uint32_t flags = runner_spins ? wire::kSpinAfter : 0u;
     // The mappings of this call, in batches of at most kMaxFds descriptors.
     for (std::size_t first = 0; first < reach.size(); first += wire::kMaxFds) {
       const std::size_t last = std::min(reach.size(), first + wire::kMaxFds);
@@ -251,7 +263,9 @@ class Checker {
         pairs.push_back(a->mapped - a->unbacked);
         fds.push_back(a->fd);
       }
-      if (!wire::send_message(sock_, wire::kMap, pairs.data(), pairs.size() * 8, fds)) lost("sending the buffers");
+      if (!wire::send_message(sock_, wire::kMap, pairs.data(), pairs.size() * 8, fds, flags)) {
+        lost("sending the buffers");
+      }
     }
     Writer w;
     w.put(static_cast<std::uint64_t>(key.size()));
@@ -260,9 +274,22 @@ class Checker {
     w.put_raw(args.data(), arg_bytes);
     const std::size_t bytes = w.size();
     Bytes msg = w.take();
-    if (!wire::send_message(sock_, wire::kCall, msg.data(), bytes)) lost("sending the call");
+    if (!wire::send_message(sock_, wire::kCall, msg.data(), bytes, {}, flags)) lost("sending the call");
+    // The busy-poll only decides when the blocking wait starts: a reply, a
+    // runner that died (hang-up) or the timeout are then taken as always.
+    double polled = 0;
+    if (poll_reply) {
+      using std::chrono::nanoseconds;
+      const double limit = call_timeout();
+      nanoseconds budget = spin::kWindow;
+      if (limit > 0) {
+        budget = std::min(budget, std::chrono::duration_cast<nanoseconds>(std::chrono::duration<double>(limit)));
+      }
+      const auto p0 = Clock::now();
+      if (!spin::poll_readable(sock_, budget)) polled = std::chrono::duration<double>(Clock::now() - p0).count();
+    }
     wire::Header h{};
-    if (!wait_readable() || !wire::recv_message(sock_, &h, reply, nullptr) || h.kind != wire::kReply) {
+    if (!wait_readable(polled) || !wire::recv_message(sock_, &h, reply, nullptr) || h.kind != wire::kReply) {
       lost("waiting for the result");
     }
     return h.bytes;
@@ -523,12 +550,17 @@ class Checker {
     if (proposed != nullptr) *proposed = static_cast<CUdeviceptr>(base);
   }
 
-  bool wait_readable() {
-    const double limit = std::atof(env_or("CUDALAB_CALL_TIMEOUT", "0").c_str());
+  // CUDALAB_CALL_TIMEOUT: the seconds a call may take; 0 (or unset): no limit.
+  static double call_timeout() { return std::atof(env_or("CUDALAB_CALL_TIMEOUT", "0").c_str()); }
+
+  // Waits for the runner's next message, for what is left of CUDALAB_CALL_TIMEOUT
+  // after `waited` seconds already spent polling; false when it ran out.
+  bool wait_readable(double waited = 0) {
+    const double limit = call_timeout();
     pollfd p{sock_, POLLIN, 0};
     int rc;
     do {
-      rc = poll(&p, 1, limit > 0 ? static_cast<int>(limit * 1000) : -1);
+      rc = poll(&p, 1, limit > 0 ? static_cast<int>(std::max(limit - waited, 0.0) * 1000) : -1);
     } while (rc < 0 && errno == EINTR);
     return rc > 0;
   }

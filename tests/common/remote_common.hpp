@@ -37,22 +37,33 @@ enum Status : std::uint32_t {
   kBadRequest = 3,  // no such function, a mapping failed: a grader problem
 };
 
+/// Header flags (Header::flags).
+enum Flag : std::uint32_t {
+  /// checker -> runner, on a timed round trip's messages (remote_spin.hpp):
+  /// once done with this message (a call: after its reply), busy-poll for the
+  /// next one for up to spin::kWindow before blocking. A message without it
+  /// leaves a kMap's window running (its kCall follows) and ends a kCall's.
+  kSpinAfter = 1u,
+};
+
 struct Header {
   std::uint32_t magic;
   std::uint32_t kind;
   std::uint64_t bytes;  // payload bytes after the header
   std::uint32_t fds;    // descriptors attached to the header
-  std::uint32_t pad;
+  std::uint32_t flags;  // Flag bits; 0 from the runner
 };
 
-/// Sends header + payload; `fds` ride on the header. False when the peer is gone.
+/// Sends header + payload in one sendmsg (one wake-up of the peer); `fds`
+/// ride on the header, `flags` go in it. Bytes a signal cut off are sent
+/// after. False when the peer is gone.
 inline bool send_message(int sock, Kind kind, const void* payload, std::size_t bytes,
-                         const std::vector<int>& fds = {}) {
-  Header h{kMagic, kind, bytes, static_cast<std::uint32_t>(fds.size()), 0};
-  iovec iov{&h, sizeof h};
+                         const std::vector<int>& fds = {}, std::uint32_t flags = 0) {
+  Header h{kMagic, kind, bytes, static_cast<std::uint32_t>(fds.size()), flags};
+  iovec iov[2] = {{&h, sizeof h}, {const_cast<void*>(payload), bytes}};
   msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
+  msg.msg_iov = iov;
+  msg.msg_iovlen = bytes > 0 ? 2 : 1;
   std::vector<char> control;
   if (!fds.empty()) {
     control.resize(CMSG_SPACE(sizeof(int) * fds.size()));
@@ -68,15 +79,20 @@ inline bool send_message(int sock, Kind kind, const void* payload, std::size_t b
   do {
     sent = sendmsg(sock, &msg, MSG_NOSIGNAL);
   } while (sent < 0 && errno == EINTR);
-  if (sent != static_cast<ssize_t>(sizeof h)) return false;
-  const char* p = static_cast<const char*>(payload);
-  std::size_t left = bytes;
-  while (left > 0) {
+  if (sent <= 0) return false;
+  // A blocking stream socket sends everything unless a signal interrupts it:
+  // the rest, header first, without the descriptors (they went with the first byte).
+  std::size_t done = static_cast<std::size_t>(sent);
+  const std::size_t total = sizeof h + bytes;
+  while (done < total) {
+    const bool in_header = done < sizeof h;
+    const char* p = in_header ? reinterpret_cast<const char*>(&h) + done
+                              : static_cast<const char*>(payload) + (done - sizeof h);
+    const std::size_t left = in_header ? sizeof h - done : total - done;
     ssize_t n = send(sock, p, left, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
-    p += n;
-    left -= static_cast<std::size_t>(n);
+    done += static_cast<std::size_t>(n);
   }
   return true;
 }

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -19,6 +20,7 @@
 #include "cudalab/error.cuh"
 #include "cudalab/test/remote.hpp"
 #include "remote_common.hpp"
+#include "remote_spin.hpp"
 
 // The host-computation guard. The student's object is linked with these
 // functions wrapped (-Wl,--wrap): every copy from device to host during a
@@ -414,10 +416,16 @@ int serve_loop(int sock, CUdeviceptr base, std::size_t size) {
   if (size != 0 && cudaStreamCreate(&stream) != cudaSuccess) return 3;
   std::vector<Mapping> mapped;
   const CUmemAccessDesc access = wire::access_desc(device);
+  // Until then, the next request is busy-polled for (the checker's kSpinAfter on a
+  // timed round trip, remote_spin.hpp); then, and otherwise, the wait blocks.
+  using SpinClock = std::chrono::steady_clock;
+  SpinClock::time_point awake_until{};
   for (;;) {
     wire::Header h{};
     Bytes payload;
     std::vector<int> fds;
+    const auto now = SpinClock::now();
+    if (now < awake_until) spin::poll_readable(sock, awake_until - now);
     if (!wire::recv_message(sock, &h, &payload, &fds)) return 0;  // the checker is done
     if (h.kind == wire::kMap) {
       const std::size_t pairs = h.bytes / 16;
@@ -439,6 +447,8 @@ int serve_loop(int sock, CUdeviceptr base, std::size_t size) {
         mapped.push_back({va, bytes});
       }
       for (int fd : fds) close(fd);
+      // Its kCall follows: a window already running runs on, a flag opens one.
+      if ((h.flags & wire::kSpinAfter) != 0) awake_until = SpinClock::now() + spin::kWindow;
       continue;
     }
     for (int fd : fds) close(fd);
@@ -512,6 +522,8 @@ int serve_loop(int sock, CUdeviceptr base, std::size_t size) {
       result_bytes = 0;
     }
     if (!reply(sock, status, type, what, result, result_bytes)) return 1;
+    // A timed null call's reply: the next request comes at once. Any other: block.
+    awake_until = (h.flags & wire::kSpinAfter) != 0 ? SpinClock::now() + spin::kWindow : SpinClock::time_point{};
   }
 }
 

@@ -5,12 +5,17 @@
 // serves calls without device memory when the checker has none.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
+#include <time.h>
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
 #include "api.hpp"
 #include "cudalab/test/remote.hpp"
+#include "remote_spin.hpp"
 
 CUDALAB_REMOTE_remote_timing(CUDALAB_REMOTE_PROXY)
 
@@ -80,6 +85,89 @@ TEST(RemoteGuards, AWriteJustOutsideABufferFailsTheCall) {
   EXPECT_NE(early.find("wrote before the start of a 40-byte buffer"), std::string::npos) << early;
 
   for (int* p : {inside, after, before}) EXPECT_EQ(cudaFree(p), cudaSuccess);
+}
+
+// The checker's side of busy-polling (tests/common/remote_spin.hpp; the
+// runner's is in spin_test.cu): on a timed call it polls for the reply for at
+// most spin::kWindow, then blocks as before; CUDALAB_REMOTE_SPIN=0 never polls.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (had_) {
+      setenv(name_, old_.c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+TEST(RemoteSpin, TheCheckerPollsForATimedReplyAtMostAWindowThenBlocks) {
+  cudalab_remote_call_times(nullptr, nullptr);  // timed calls from here (the first test turned them on)
+  const int ms = 60;  // three times the window: a poll that did not end would show
+  {
+    ScopedEnv always("CUDALAB_REMOTE_SPIN", "1");
+    EXPECT_EQ(busy(0) % 1000, 0);
+    // The poll yields its CPU to any thread that wants it (remote_spin.hpp): on a
+    // busy machine it may spin little. Up to 5 tries; one with CPUs to spare must show it.
+    bool spun = false;
+    int quiet_tries = 0;
+    for (int attempt = 0; attempt < 5 && !spun; ++attempt) {
+      quiet_tries += cudalab::remote::spin::cpus_to_spare() ? 1 : 0;
+      const double c0 = thread_cpu_seconds();
+      EXPECT_EQ(busy(ms) % 1000, ms);
+      const double spent = thread_cpu_seconds() - c0;
+      EXPECT_LT(spent, 0.020 + 0.020) << "the checker's poll did not end after its window";
+      spun = spent > 0.003;
+    }
+    EXPECT_TRUE(spun || quiet_tries == 0) << "the checker did not poll for the reply";
+    if (!spun && quiet_tries == 0) std::printf("note: the machine was busy; the checker's poll was not seen\n");
+  }
+  {
+    ScopedEnv never("CUDALAB_REMOTE_SPIN", "0");
+    const double c0 = thread_cpu_seconds();
+    EXPECT_EQ(busy(ms) % 1000, ms);
+    EXPECT_LT(thread_cpu_seconds() - c0, 0.003) << "CUDALAB_REMOTE_SPIN=0, yet the checker polled";
+  }
+  EXPECT_GE(cudalab_remote_call_times(nullptr, nullptr), 3);  // all timed, and cleared
+}
+
+// A runner that does not answer a polled call is reported as one that does not
+// answer a blocking call: CUDALAB_CALL_TIMEOUT from the call's start, the
+// runner killed, the call failed. (The last test of this program's proxy
+// calls: the next call starts a new runner, whose call count starts again.)
+TEST(RemoteSpin, ARunnerThatHangsDuringThePollIsStillTimedOut) {
+  cudalab_remote_call_times(nullptr, nullptr);
+  ScopedEnv always("CUDALAB_REMOTE_SPIN", "1");
+  ScopedEnv timeout("CUDALAB_CALL_TIMEOUT", "0.1");
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string what;
+  try {
+    busy(5000);
+  } catch (const std::runtime_error& e) {
+    what = e.what();
+  }
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_NE(what.find("stopped while waiting for the result: it did not answer and was killed"), std::string::npos)
+      << what;
+  EXPECT_LT(took, 0.1 + 1.0 + 1.0) << "the timeout, then a second for the runner to end";
+  EXPECT_EQ(busy(1) % 1000, 1);  // a new runner
 }
 
 }  // namespace
