@@ -13,7 +13,7 @@ from .clisetup import build_step, no_gpu_message, record_progress, set_sandbox
 from .clistudent import compile_only, print_hints, print_list, run_profile, run_watch
 from .grading import (CRASHED, DEVICE_PROFILES, EXIT_NO_GPU, EXIT_OK, EXIT_SETUP, EXIT_USAGE,
                       FAILED, NO_GPU, PASSED, PROFILE_ENV, QUICK_TOOLS, SANITIZER, SANITIZER_TOOLS,
-                      TIMEOUT, Options, Result, grade_all, max_points, quick_jobs_for)
+                      TIMEOUT, Options, Result, grade_all, max_points, exercise_jobs_for)
 from .manifest import UsageError, load_all, select
 
 
@@ -104,7 +104,7 @@ def grade_tree(args, root: Path, chapters, exercises, tools: tuple[str, ...]) ->
                    implementation="solution" if args.solutions else "starter",
                    timeout=args.timeout, seed=args.seed, perf=args.perf, sanitize=tools,
                    quick_sanitize=not tools and not args.fast, fail_fast=args.fail_fast,
-                   quick_jobs=quick_jobs_for(args.parallel))
+                   exercise_jobs=exercise_jobs_for(args.parallel))
     to_stdout = "-" in (args.json, args.csv, args.markdown)
     board = sys.stderr if to_stdout else sys.stdout
 

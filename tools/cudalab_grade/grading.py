@@ -44,7 +44,7 @@ SYNC_PRIMITIVE = re.compile(r"\b(?:__syncthreads\w*|__syncwarp|__\w+_sync|sync)\
                             r"|\btiled_partition\b|\bbarrier\b")
 QUICK_MAX_N = "70000"
 QUICK_LIMIT = 90.0
-QUICK_JOBS_MAX = 4  # the quick pass's programs at once, at most (quick_jobs_for)
+EXERCISE_JOBS_MAX = 4  # the quick pass's programs at once, at most (exercise_jobs_for)
 # The device profiles of chapters/common/include/cudalab/device.cuh: with
 # CUDALAB_DEVICE_PROFILE=<name> the course sizes its launches for that GPU and the
 # runner refuses a launch beyond its limits (tools/grade --device-profile sets it).
@@ -79,10 +79,11 @@ class Options:
     sanitize: tuple[str, ...] = ()
     # the default quick sanitizer pass (small sizes, QUICK_TOOLS) instead of `sanitize`
     quick_sanitize: bool = False
-    # the quick pass's programs that run at once (run_quick_pass: racecheck in GoogleTest
-    # shards, each other tool whole); 1: one after the other. A student's tree grades with
-    # quick_jobs_for(); a class keeps 1, its submissions already share the GPU.
-    quick_jobs: int = 1
+    # the programs of one exercise that run at once: its test program in GoogleTest shards
+    # (run_tests), its quick pass's tools (run_quick_pass: racecheck in shards, each other tool
+    # whole); 1: one program after the other. A student's tree grades with
+    # exercise_jobs_for(); a class keeps 1, its submissions already share the GPU.
+    exercise_jobs: int = 1
     # stop each test program at its first failing test (--gtest_fail_fast): a class of
     # mutants needs the verdict, not every failure; the tests that did not run count as failed
     fail_fast: bool = False
@@ -422,17 +423,18 @@ def _forbidden(res: Result, hit, before: Result | None = None) -> bool:
     return True
 
 
-def quick_jobs_for(parallel: int, cpus: int | None = None) -> int:
-    """The quick pass's programs at once when `parallel` exercises are graded at once: the
-    machine's CPUs shared among them (each sanitizer program keeps about one busy), at most
-    QUICK_JOBS_MAX. CUDALAB_QUICK_JOBS=K sets it (1: one program after the other)."""
+def exercise_jobs_for(parallel: int, cpus: int | None = None) -> int:
+    """The programs of one exercise at once (its test shards, its quick pass's tools) when
+    `parallel` exercises are graded at once: the machine's CPUs shared among them (each program
+    keeps about one busy), at most EXERCISE_JOBS_MAX. CUDALAB_EXERCISE_JOBS=K sets it (1: one
+    program after the other)."""
     try:
-        return max(1, int(os.environ["CUDALAB_QUICK_JOBS"]))
+        return max(1, int(os.environ["CUDALAB_EXERCISE_JOBS"]))
     except (KeyError, ValueError):
         pass
     cpus = cpus if cpus is not None else (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                                            else os.cpu_count() or 1)
-    return max(1, min(QUICK_JOBS_MAX, cpus // max(1, parallel)))
+    return max(1, min(EXERCISE_JOBS_MAX, cpus // max(1, parallel)))
 
 
 def quick_tools(src: Path) -> tuple[str, ...]:
@@ -517,65 +519,114 @@ def run_tests(ex: Exercise, opts: Options, res: Result) -> bool:
     return True
 
 
-def _run_program(ex: Exercise, opts: Options, res: Result, target: str,
-                 label: str) -> tuple[gtest.Report, str] | None:
-    """Run one test program; (report, output), or None after setting a failure on res."""
-    exe = opts.checker(target)
-    shown = opts.shown(exe)
-    limit = opts.time_limit()
-    with trace.phase(f"{label}test list (--gtest_list_tests)"):
-        expected = gtest.list_tests(exe, ex.test_filter, opts.root)
+def test_shards(opts: Options, expected: int | None) -> int:
+    """How many GoogleTest shards a test program of `expected` tests runs in, at once: one
+    where the count is unknown or the exercise's programs run one at a time (a class)."""
+    if opts.exercise_jobs <= 1 or not expected or expected < 2:
+        return 1
+    return min(opts.exercise_jobs, expected)
+
+
+@dataclass
+class _Shard:
+    """One run of a test program (or of one of its GoogleTest shards): its process, its gtest
+    report (None: none written) and what the student's code printed in the runner."""
+    p: proc.Proc
+    rep: gtest.Report | None
+    printed: str
+
+
+def _run_shard(ex: Exercise, opts: Options, exe: Path, label: str, shard: int, shards: int) -> _Shard:
     with tempfile.TemporaryDirectory(prefix="cudalab-grade-") as tmp:
         report_path = Path(tmp) / "report.json"
         runner_log = Path(tmp) / "runner.log"
         cmd = [str(exe), f"--gtest_filter={ex.test_filter}",
                f"--gtest_output=json:{report_path}"] + (["--gtest_fail_fast"] if opts.fail_fast else [])
-        with trace.phase(f"{label}test program {exe.name} (the checker and its sandboxed runner)"):
-            p = opts.run(cmd, opts.env() | opts.runner_env(ex, runner_log))
+        env = opts.env() | opts.runner_env(ex, runner_log)
+        if shards > 1:
+            env |= {"GTEST_TOTAL_SHARDS": str(shards), "GTEST_SHARD_INDEX": str(shard)}
+        part = f", shard {shard + 1} of {shards}" if shards > 1 else ""
+        with trace.phase(f"{label}test program {exe.name} (the checker and its sandboxed runner{part})"):
+            p = opts.run(cmd, env)
         trace.gtest_times(report_path)
-        rep = gtest.parse_report(report_path)
-        printed = gtest.read_tail(runner_log)
+        return _Shard(p, gtest.parse_report(report_path), gtest.read_tail(runner_log))
+
+
+def _run_program(ex: Exercise, opts: Options, res: Result, target: str,
+                 label: str) -> tuple[gtest.Report, str] | None:
+    """Run one test program (in test_shards() GoogleTest shards at once); (report, output), or
+    None after setting a failure on res. A shard that crashed, timed out or ran out of memory
+    decides, the first in shard order; otherwise the shards' reports add up."""
+    exe = opts.checker(target)
+    shown = opts.shown(exe)
+    limit = opts.time_limit()
+    with trace.phase(f"{label}test list (--gtest_list_tests)"):
+        expected = gtest.list_tests(exe, ex.test_filter, opts.root)
+    shards = test_shards(opts, expected)
+    if shards == 1:
+        runs = [_run_shard(ex, opts, exe, label, 0, 1)]
+    else:
+        runs = list(proc.map_parallel(trace.carry(lambda i: _run_shard(ex, opts, exe, label, i, shards)),
+                                      range(shards), shards))
     rerun = f"rerun: {_seed_prefix(opts)}{shown} --gtest_filter='{ex.test_filter}'"
     prefix = "hidden tests: " if label else ""
-    note = [p.truncation_note()] if p.dropped else []
-    if printed:
-        note.append("your code printed (last lines):\n" + printed)
-    if rep is not None and expected is not None and rep.total < expected \
-            and not gtest.skipped_for_no_device(rep, p.output):
+    merged = gtest.Report()
+    notes: list[str] = []
+    outputs: list[str] = []
+    no_device = False
+    bad_exit: tuple[_Shard, list[str]] | None = None  # a shard's bad exit without a failure
+    for run in runs:
+        p, rep = run.p, run.rep
+        note = [p.truncation_note()] if p.dropped else []
+        if run.printed:
+            note.append("your code printed (last lines):\n" + run.printed)
+        if p.memory_exceeded is not None:
+            test = gtest.running_test(p.output)
+            res.status = MEMORY
+            res.reason = (f"{prefix}killed: used more than {opts.max_rss / 2**20:.0f} MiB of host "
+                          "memory" + (f" in {test}" if test else ""))
+            res.details = [gtest.tail(p.output)] + note + [_rerun_one(opts, shown, test) or rerun]
+            return None
+        if p.timed_out:
+            test = gtest.running_test(p.output)
+            res.status = TIMEOUT
+            res.reason = f"{prefix}timed out after {limit:g} s" + (f" in {test}" if test else "")
+            res.details = [gtest.tail(p.output)] + note + [_rerun_one(opts, shown, test) or rerun]
+            return None
+        if rep is None:
+            test = gtest.running_test(p.output)
+            res.status = CRASHED
+            rc = p.returncode or 0
+            why = p.failure() if rc < 0 else f"{p.failure()} without a test report"
+            res.reason = f"{prefix}crashed: {why}" + (f" in {test}" if test else "")
+            res.details = [gtest.tail(p.output)] + note + [_rerun_one(opts, shown, test) or rerun]
+            return None
+        shard_no_device = gtest.skipped_for_no_device(rep, p.output)
+        no_device = no_device or shard_no_device
+        if p.returncode != 0 and not rep.failed and not shard_no_device and bad_exit is None:
+            bad_exit = (run, note)
+        merged.total += rep.total
+        merged.passed += rep.passed
+        merged.skipped += rep.skipped
+        merged.failed += rep.failed
+        notes += note
+        outputs.append(p.output)
+    output = "\n".join(outputs)
+    if expected is not None and merged.total < expected and not no_device:
         # The checker decides; a test that did not run is a failure, never a pass.
-        rep.failed.append(("(tests that did not run)",
-                           f"{expected - rep.total} of the {expected} tests did not run"))
-        rep.total = expected
-    if p.memory_exceeded is not None:
-        test = gtest.running_test(p.output)
-        res.status = MEMORY
-        res.reason = (f"{prefix}killed: used more than {opts.max_rss / 2**20:.0f} MiB of host "
-                      "memory" + (f" in {test}" if test else ""))
-        res.details = [gtest.tail(p.output)] + note + [_rerun_one(opts, shown, test) or rerun]
-        return None
-    if p.timed_out:
-        test = gtest.running_test(p.output)
-        res.status = TIMEOUT
-        res.reason = f"{prefix}timed out after {limit:g} s" + (f" in {test}" if test else "")
-        res.details = [gtest.tail(p.output)] + note + [_rerun_one(opts, shown, test) or rerun]
-        return None
-    if rep is None:
-        test = gtest.running_test(p.output)
-        res.status = CRASHED
-        rc = p.returncode or 0
-        why = p.failure() if rc < 0 else f"{p.failure()} without a test report"
-        res.reason = f"{prefix}crashed: {why}" + (f" in {test}" if test else "")
-        res.details = [gtest.tail(p.output)] + note + [_rerun_one(opts, shown, test) or rerun]
-        return None
-    if p.returncode != 0 and not rep.failed and not gtest.skipped_for_no_device(rep, p.output):
+        merged.failed.append(("(tests that did not run)",
+                              f"{expected - merged.total} of the {expected} tests did not run"))
+        merged.total = expected
+    if bad_exit is not None and not merged.failed:
         # a report without failures, yet a bad exit (e.g. a crash at exit)
+        (run, note) = bad_exit
         res.status = CRASHED
-        res.reason = f"{prefix}crashed: {p.failure()} after all tests passed"
-        res.details = [gtest.tail(p.output)] + note + [rerun]
+        res.reason = f"{prefix}crashed: {run.p.failure()} after all tests passed"
+        res.details = [gtest.tail(run.p.output)] + note + [rerun]
         return None
-    if note:
-        res.details.extend(note)
-    return rep, p.output
+    if notes:
+        res.details.extend(notes)
+    return merged, output
 
 
 @dataclass
@@ -677,17 +728,17 @@ def _have_sanitizer(res: Result, tool: str, quick: bool) -> bool:
 
 def run_quick_pass(ex: Exercise, opts: Options, res: Result, tools: tuple[str, ...]) -> bool:
     """The default quick sanitizer pass (run_sanitizer(quick=True) for each of `tools`); False
-    (points taken) on a finding. Its programs run opts.quick_jobs at once (quick_plan: racecheck
+    (points taken) on a finding. Its programs run opts.exercise_jobs at once (quick_plan: racecheck
     in shards); the verdict is read in the tools' order, whichever program ends first, so it is
     the one a pass of one program at a time gives."""
     if not _have_sanitizer(res, tools[0] if tools else "memcheck", True):
         return True
-    if opts.quick_jobs <= 1:
+    if opts.exercise_jobs <= 1:
         return all(run_sanitizer(ex, opts, res, tool, quick=True) for tool in tools)
-    plan = quick_plan(tools, opts.quick_jobs)
+    plan = quick_plan(tools, opts.exercise_jobs)
     runs = list(proc.map_parallel(
         trace.carry(lambda job: _sanitizer_program(ex, opts, job[0], True, job[1], job[2])),
-        plan, opts.quick_jobs))
+        plan, opts.exercise_jobs))
     for tool in tools:
         mine = sorted((r for (t, _, _), r in zip(plan, runs) if t == tool), key=lambda r: r.shard)
         if not _sanitizer_verdict(ex, opts, res, tool, True, mine):

@@ -166,6 +166,15 @@ def fake_test(path: Path, report_data=None, stdout="", exit_code=0, action="", l
                                             os.environ.get("GTEST_TOTAL_SHARDS")]}}) + "\\n")
         {action}
         data = {report_data!r}
+        if data is not None and os.environ.get("GTEST_TOTAL_SHARDS"):  # as GoogleTest shards
+            total, index, k = int(os.environ["GTEST_TOTAL_SHARDS"]), int(os.environ["GTEST_SHARD_INDEX"]), 0
+            for suite in data.get("testsuites", []):
+                kept = []
+                for t in suite.get("testsuite", []):
+                    if k % total == index:
+                        kept.append(t)
+                    k += 1
+                suite["testsuite"] = kept
         for a in sys.argv[1:]:
             if a.startswith("--gtest_output=json:") and data is not None:
                 with open(a.split(":", 1)[1], "w") as f:
@@ -250,6 +259,9 @@ class Tree:
                     "CUDACXX": "",  # the fake nvcc on PATH is the one
                     "FAKE_LOG": str(tmp / "runs.log"), "STALE": "",
                     "CUDALAB_SANDBOX": "none",  # fakes; the sandbox has its own tests
+                    # one program at a time: the fakes write their whole report whatever
+                    # GTEST_SHARD_INDEX says (ShardTest runs shards with fakes that honour it)
+                    "CUDALAB_EXERCISE_JOBS": "1",
                     "FAKE_TARGETS": "alpha_test_starter beta_test_starter alpha_bench_starter "
                                     "alpha_test_solution beta_test_solution alpha_bench_solution "
                                     "alpha_runner_starter beta_runner_starter "
@@ -666,6 +678,67 @@ class BuildTest(GradeTestCase):
         self.assertEqual(len(build.compile_errors(many, "starter/01-demo/alpha.cu", "t")), 11)
 
 
+class ShardTest(GradeTestCase):
+    """A student's tree runs an exercise's test program in GoogleTest shards at once
+    (CUDALAB_EXERCISE_JOBS, else the CPUs): the verdict is the one program's."""
+
+    def setUp(self):
+        super().setUp()
+        self.tree.env["CUDALAB_EXERCISE_JOBS"] = "3"
+
+    def shards_run(self):
+        return sorted(tuple(r["shard"]) for r in self.tree.runs() if not r["prefix"])
+
+    def test_shards_add_up_to_the_programs_tests(self):
+        fake_test(self.tree.bin / "alpha_test_starter",
+                  gtest_json([("Alpha", f"T{i}", "COMPLETED", []) for i in range(7)]))
+        _, data, _ = self.tree.grade_json("--no-build", "--fast", "1.1")
+        alpha = self.exercise(data, "1.1")
+        self.assertEqual((alpha["status"], alpha["reason"]), ("passed", "all 7 tests passed"))
+        self.assertEqual(self.shards_run(), [("0", "3"), ("1", "3"), ("2", "3")])
+
+    def test_no_more_shards_than_tests(self):
+        self.tree.passing("alpha", n=2)
+        _, data, _ = self.tree.grade_json("--no-build", "--fast", "1.1")
+        self.assertEqual(self.exercise(data, "1.1")["reason"], "all 2 tests passed")
+        self.assertEqual(self.shards_run(), [("0", "2"), ("1", "2")])
+
+    def test_a_failure_in_any_shard_costs_the_points(self):
+        fake_test(self.tree.bin / "alpha_test_starter",
+                  gtest_json([("Alpha", f"T{i}", "COMPLETED", ["expected 3, got 4"] if i == 4 else [])
+                              for i in range(7)]), exit_code=1)
+        _, data, _ = self.tree.grade_json("--no-build", "--fast", "1.1")
+        alpha = self.exercise(data, "1.1")
+        self.assertEqual((alpha["status"], alpha["correctness_points"]), ("failed", 0))
+        self.assertEqual(alpha["reason"], "1 of 7 tests failed (all must pass for the points)")
+        self.assertIn("FAILED Alpha.T4\nexpected 3, got 4", data["tests"][0]["output"])
+
+    def test_a_crashed_shard_is_a_crash(self):
+        fake_test(self.tree.bin / "alpha_test_starter",
+                  gtest_json([("Alpha", f"T{i}", "COMPLETED", []) for i in range(7)]),
+                  action='if os.environ.get("GTEST_SHARD_INDEX") == "1": os.kill(os.getpid(), signal.SIGSEGV)')
+        _, data, _ = self.tree.grade_json("--no-build", "--fast", "1.1")
+        alpha = self.exercise(data, "1.1")
+        self.assertEqual((alpha["status"], alpha["correctness_points"]), ("crashed", 0))
+        self.assertIn("SIGSEGV", alpha["reason"])
+
+    def test_tests_missing_from_the_shards_fail(self):
+        listed = gtest_json([("Alpha", f"T{i}", "COMPLETED", []) for i in range(8)])
+        fake_test(self.tree.bin / "alpha_test_starter",
+                  gtest_json([("Alpha", f"T{i}", "COMPLETED", []) for i in range(7)]), listed=listed)
+        _, data, _ = self.tree.grade_json("--no-build", "--fast", "1.1")
+        alpha = self.exercise(data, "1.1")
+        self.assertEqual((alpha["status"], alpha["correctness_points"]), ("failed", 0))
+        self.assertIn("FAILED (tests that did not run)\n1 of the 8 tests did not run", data["tests"][0]["output"])
+
+    def test_one_program_where_jobs_is_one(self):
+        self.tree.env["CUDALAB_EXERCISE_JOBS"] = "1"
+        self.tree.passing("alpha", n=5)
+        _, data, _ = self.tree.grade_json("--no-build", "--fast", "1.1")
+        self.assertEqual(self.exercise(data, "1.1")["reason"], "all 5 tests passed")
+        self.assertEqual(self.shards_run(), [(None, None)])
+
+
 class PerfAndSanitizerTest(GradeTestCase):
     def bench(self, entries, exit_code=0):
         fake_bench(self.tree.bin / "alpha_bench_starter", entries, exit_code,
@@ -871,15 +944,15 @@ class PerfAndSanitizerTest(GradeTestCase):
         self.assertEqual(grading.quick_plan(("memcheck", "racecheck", "synccheck"), 3),
                          [("racecheck", 0, 3), ("racecheck", 1, 3), ("racecheck", 2, 3),
                           ("memcheck", 0, 1), ("synccheck", 0, 1)])
-        with mock.patch.dict(os.environ, {"CUDALAB_QUICK_JOBS": "1"}):
-            self.assertEqual(grading.quick_jobs_for(1, cpus=64), 1)
+        with mock.patch.dict(os.environ, {"CUDALAB_EXERCISE_JOBS": "1"}):
+            self.assertEqual(grading.exercise_jobs_for(1, cpus=64), 1)
         with mock.patch.dict(os.environ, {}, clear=False) as env:
-            env.pop("CUDALAB_QUICK_JOBS", None)
-            self.assertEqual(grading.quick_jobs_for(1, cpus=16), grading.QUICK_JOBS_MAX)
-            self.assertEqual(grading.quick_jobs_for(4, cpus=16), 4)
-            self.assertEqual(grading.quick_jobs_for(8, cpus=16), 2)
-            self.assertEqual(grading.quick_jobs_for(1, cpus=2), 2)
-            self.assertEqual(grading.quick_jobs_for(4, cpus=2), 1)
+            env.pop("CUDALAB_EXERCISE_JOBS", None)
+            self.assertEqual(grading.exercise_jobs_for(1, cpus=16), grading.EXERCISE_JOBS_MAX)
+            self.assertEqual(grading.exercise_jobs_for(4, cpus=16), 4)
+            self.assertEqual(grading.exercise_jobs_for(8, cpus=16), 2)
+            self.assertEqual(grading.exercise_jobs_for(1, cpus=2), 2)
+            self.assertEqual(grading.exercise_jobs_for(4, cpus=2), 1)
 
     def test_quick_pass_at_once_finds_a_race_in_any_shard_and_names_the_first_tool(self):
         # racecheck runs in GoogleTest shards at once: a hazard in one shard's tests costs the
@@ -901,8 +974,8 @@ class PerfAndSanitizerTest(GradeTestCase):
                 sys.exit(86 if bad else 0)
             """)
             Path(self.tree.env["FAKE_LOG"]).unlink(missing_ok=True)
-            with mock.patch.dict(os.environ, {"CUDALAB_QUICK_JOBS": "3"}):
-                _, data, _ = self.tree.grade_json("--no-build", "1.1")
+            self.tree.env["CUDALAB_EXERCISE_JOBS"] = "3"
+            _, data, _ = self.tree.grade_json("--no-build", "1.1")
             alpha = self.exercise(data, "1.1")
             self.assertEqual((alpha["status"], alpha["correctness_points"]), ("sanitizer", 0), alpha["reason"])
             self.assertTrue(alpha["reason"].startswith(f"compute-sanitizer {expected}: "), alpha["reason"])
