@@ -369,8 +369,12 @@ def _grade(ex: Exercise, opts: Options, res: Result) -> None:
     checking = None
     if src.exists():
         if built and checks_beside_tests(opts):
+            hit, tokens = source.check_object_first(ex, src, build_dir=opts.build_dir,
+                                                    impl=opts.implementation, root=opts.root)
+            if _forbidden(res, hit):
+                return
             checking = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-            check_result = checking.submit(trace.carry(check))
+            check_result = checking.submit(trace.carry(tokens))
         elif _forbidden(res, check()):
             return
     for target in (ex.runner_target(opts.implementation), ex.test_target(opts.implementation)):
@@ -400,11 +404,12 @@ def _grade(ex: Exercise, opts: Options, res: Result) -> None:
 
 
 def checks_beside_tests(opts: Options) -> bool:
-    """Whether the forbidden-API check of a built exercise runs beside its test program (it
-    takes about a second of the preprocessor's and of nm's, which the student's edit-compile
-    loop would otherwise wait for). A student's own tree: yes, the verdict is the same (a
-    finding replaces the tests' outcome). A class (checkers from the instructor's build): no,
-    a submission that uses a forbidden API is not run at all."""
+    """Whether the token part of the forbidden-API check of a built exercise (the
+    preprocessor's passes: about a second, which the student's edit-compile loop would
+    otherwise wait for) runs beside its test program, its object checks (the imports among
+    them) still first (source.check_object_first). A student's own tree: yes, the verdict is
+    the same (a finding replaces the tests' outcome). A class (checkers from the instructor's
+    build): no, a submission that uses a forbidden API is not run at all."""
     return opts.checker_bin is None
 
 

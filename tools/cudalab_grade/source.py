@@ -694,6 +694,37 @@ def check(ex, src_path: Path, *, build_dir: Path | None = None, object_path: Pat
                         root=root, compile_command=compile_command, shown=shown).first
 
 
+def check_object_first(ex, src_path: Path, *, build_dir: Path, impl: str = "starter",
+                       root: Path | None = None):
+    """check(), in two parts, for a caller that runs the student's tests in between: the
+    object checks now (its imports among them: nothing runs whose object fails them), then the
+    token checks (the preprocessor's passes, about a second) while the tests run.
+
+    Returns (finding, tokens): a finding of the object checks, with the token checks' own
+    first finding before it as check() orders them, and tokens None (the verdict is decided);
+    or (None, tokens), tokens() giving the token checks' first finding or None. Together the
+    two parts give check()'s verdict."""
+    root = root or _course_root(src_path, ex)
+    shown = ex.source(impl)
+    obj = find_object(ex, build_dir, impl)
+    try:
+        if obj is not None and obj.stat().st_mtime < src_path.stat().st_mtime:
+            obj = None
+    except OSError:
+        obj = None
+
+    def tokens() -> Finding | None:
+        with trace.phase("source check (the preprocessor's passes, the tokens)"):
+            return check_tokens(ex, src_path, root=root, build_dir=build_dir, shown=shown).first
+    if obj is None or not obj.exists():
+        return None, tokens
+    with trace.phase("object check (nm, cuobjdump, objdump)"):
+        orep = check_object(ex, obj, root=root, shown=shown)
+    if orep.findings:
+        return tokens() or orep.first, None
+    return None, tokens
+
+
 def check_report(ex, src_path: Path, *, build_dir: Path | None = None, object_path: Path | None = None,
                  impl: str = "starter", root: Path | None = None, compile_command: str | None = None,
                  shown: str | None = None) -> Report:

@@ -1513,6 +1513,45 @@ class SourceCheckOverlapTest(GradeTestCase):
         self.assertIn("is older than", rep.notes[1])
 
 
+class ObjectFirstTest(GradeTestCase):
+    """A student's tree: the object checks (the imports among them) come before any test runs,
+    and the token checks run beside the test program; the verdict is check()'s."""
+
+    def setUp(self):
+        super().setUp()
+        self.tree.passing("alpha")
+        obj = self.tree.build / "chapters" / "01-demo" / "CMakeFiles" / "cudalab_alpha_starter.dir" / "alpha.cu.o"
+        obj.parent.mkdir(parents=True)
+        obj.write_bytes(b"")
+
+    def grade(self, tokens, objects):
+        with mock.patch.object(source, "check_tokens", return_value=source.Report(tokens)), \
+                mock.patch.object(source, "check_object", return_value=source.Report(objects)):
+            _, data, _ = self.tree.grade_json("--no-build", "--fast", "1.1")
+        return self.exercise(data, "1.1")
+
+    def test_an_object_finding_runs_nothing(self):
+        alpha = self.grade([], [source.Finding("import", "close", None, "imports close")])
+        self.assertEqual((alpha["status"], alpha["reason"]), ("forbidden", "imports close"))
+        self.assertEqual(self.tree.runs(), [])
+
+    def test_a_token_finding_comes_first_as_check_orders_them(self):
+        alpha = self.grade([source.Finding("name", "cub::", 4, "uses cub:: (line 4)")],
+                           [source.Finding("symbol", "cub::", None, "uses cub:: (symbol)")])
+        self.assertEqual((alpha["status"], alpha["reason"]), ("forbidden", "uses cub:: (line 4)"))
+        self.assertEqual(self.tree.runs(), [])
+
+    def test_a_token_finding_alone_replaces_the_passing_tests(self):
+        alpha = self.grade([source.Finding("name", "cub::", 4, "uses cub:: (line 4)")], [])
+        self.assertEqual((alpha["status"], alpha["correctness_points"], alpha["reason"]),
+                         ("forbidden", 0, "uses cub:: (line 4)"))
+        self.assertEqual(len(self.tree.runs()), 1)  # the tests ran beside the check
+
+    def test_clean_checks_keep_the_tests_verdict(self):
+        alpha = self.grade([], [])
+        self.assertEqual((alpha["status"], alpha["reason"]), ("passed", "all 3 tests passed"))
+
+
 class TraceTest(GradeTestCase):
     """CUDALAB_GRADE_TRACE=1 (trace.py): one line on stderr per phase, with its time and the
     programs it started; nothing else changes, and without it nothing is printed."""
