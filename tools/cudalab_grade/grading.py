@@ -4,6 +4,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import dataclasses
+import fnmatch
 import json
 import os
 import re
@@ -79,8 +80,8 @@ class Options:
     sanitize: tuple[str, ...] = ()
     # the default quick sanitizer pass (small sizes, QUICK_TOOLS) instead of `sanitize`
     quick_sanitize: bool = False
-    # the programs of one exercise that run at once: its test program in GoogleTest shards
-    # (run_tests), its quick pass's tools (run_quick_pass: racecheck in shards, each other tool
+    # the programs of one exercise that run at once: its test program in two parts (run_tests:
+    # the ALONE tests beside the others), its quick pass's tools (run_quick_pass: racecheck in shards, each other tool
     # whole); 1: one program after the other. A student's tree grades with
     # exercise_jobs_for(); a class keeps 1, its submissions already share the GPU.
     exercise_jobs: int = 1
@@ -429,7 +430,7 @@ def _forbidden(res: Result, hit, before: Result | None = None) -> bool:
 
 
 def exercise_jobs_for(parallel: int, cpus: int | None = None) -> int:
-    """The programs of one exercise at once (its test shards, its quick pass's tools) when
+    """The programs of one exercise at once (its tests' parts, its quick pass's tools) when
     `parallel` exercises are graded at once: the machine's CPUs shared among them (each program
     keeps about one busy), at most EXERCISE_JOBS_MAX. CUDALAB_EXERCISE_JOBS=K sets it (1: one
     program after the other)."""
@@ -524,62 +525,74 @@ def run_tests(ex: Exercise, opts: Options, res: Result) -> bool:
     return True
 
 
-def test_shards(opts: Options, expected: int | None) -> int:
-    """How many GoogleTest shards a test program of `expected` tests runs in, at once: one
-    where the count is unknown or the exercise's programs run one at a time (a class)."""
-    if opts.exercise_jobs <= 1 or not expected or expected < 2:
-        return 1
-    return min(opts.exercise_jobs, expected)
+# Tests that run in a program of their own beside the exercise's other tests, where its
+# programs may run at once (exercise_jobs > 1): the large-input tests of chapters 1 and 4
+# (more than 2^31 elements, 8 to 32 GiB of device memory, seconds each: most of a program's
+# time), one after the other so that their memory never adds up.
+ALONE = ("*LargeIndex*",)
+
+
+def test_parts(opts: Options, test_filter: str, names: list[str] | None) -> list[str]:
+    """The gtest filters of the programs a test program's run is split into, at once: the
+    `names` (its tests under test_filter, as listed) that match ALONE, by name, then the
+    others (test_filter less those names); [test_filter] alone where the programs run one at a
+    time (a class), nothing or everything matches, or a name would not survive a filter."""
+    if opts.exercise_jobs <= 1 or not names:
+        return [test_filter]
+    alone = [n for n in names if any(fnmatch.fnmatchcase(n, pat) for pat in ALONE)]
+    if not alone or len(alone) == len(names) or any(c in n for n in alone for c in ":-*?"):
+        return [test_filter]
+    rest = test_filter + (":" if "-" in test_filter else "-") + ":".join(alone)
+    return [":".join(alone), rest]
 
 
 @dataclass
-class _Shard:
-    """One run of a test program (or of one of its GoogleTest shards): its process, its gtest
+class _Part:
+    """One run of a test program (or of one part of its tests): its process, its gtest
     report (None: none written) and what the student's code printed in the runner."""
     p: proc.Proc
     rep: gtest.Report | None
     printed: str
 
 
-def _run_shard(ex: Exercise, opts: Options, exe: Path, label: str, shard: int, shards: int) -> _Shard:
+def _run_part(ex: Exercise, opts: Options, exe: Path, label: str, test_filter: str, part: str) -> _Part:
     with tempfile.TemporaryDirectory(prefix="cudalab-grade-") as tmp:
         report_path = Path(tmp) / "report.json"
         runner_log = Path(tmp) / "runner.log"
-        cmd = [str(exe), f"--gtest_filter={ex.test_filter}",
+        cmd = [str(exe), f"--gtest_filter={test_filter}",
                f"--gtest_output=json:{report_path}"] + (["--gtest_fail_fast"] if opts.fail_fast else [])
         env = opts.env() | opts.runner_env(ex, runner_log)
-        if shards > 1:
-            env |= {"GTEST_TOTAL_SHARDS": str(shards), "GTEST_SHARD_INDEX": str(shard)}
-        part = f", shard {shard + 1} of {shards}" if shards > 1 else ""
         with trace.phase(f"{label}test program {exe.name} (the checker and its sandboxed runner{part})"):
             p = opts.run(cmd, env)
         trace.gtest_times(report_path)
-        return _Shard(p, gtest.parse_report(report_path), gtest.read_tail(runner_log))
+        return _Part(p, gtest.parse_report(report_path), gtest.read_tail(runner_log))
 
 
 def _run_program(ex: Exercise, opts: Options, res: Result, target: str,
                  label: str) -> tuple[gtest.Report, str] | None:
-    """Run one test program (in test_shards() GoogleTest shards at once); (report, output), or
-    None after setting a failure on res. A shard that crashed, timed out or ran out of memory
-    decides, the first in shard order; otherwise the shards' reports add up."""
+    """Run one test program (split into test_parts(), run at once); (report, output), or None
+    after setting a failure on res. A part that crashed, timed out or ran out of memory
+    decides, the first in order; otherwise the parts' reports add up."""
     exe = opts.checker(target)
     shown = opts.shown(exe)
     limit = opts.time_limit()
     with trace.phase(f"{label}test list (--gtest_list_tests)"):
-        expected = gtest.list_tests(exe, ex.test_filter, opts.root)
-    shards = test_shards(opts, expected)
-    if shards == 1:
-        runs = [_run_shard(ex, opts, exe, label, 0, 1)]
+        names = gtest.list_test_names(exe, ex.test_filter, opts.root)
+    expected = None if names is None else len(names)
+    parts = test_parts(opts, ex.test_filter, names)
+    if len(parts) == 1:
+        runs = [_run_part(ex, opts, exe, label, parts[0], "")]
     else:
-        runs = list(proc.map_parallel(trace.carry(lambda i: _run_shard(ex, opts, exe, label, i, shards)),
-                                      range(shards), shards))
+        runs = list(proc.map_parallel(
+            trace.carry(lambda i: _run_part(ex, opts, exe, label, parts[i], f", part {i + 1} of {len(parts)}")),
+            range(len(parts)), len(parts)))
     rerun = f"rerun: {_seed_prefix(opts)}{shown} --gtest_filter='{ex.test_filter}'"
     prefix = "hidden tests: " if label else ""
     merged = gtest.Report()
     notes: list[str] = []
     outputs: list[str] = []
     no_device = False
-    bad_exit: tuple[_Shard, list[str]] | None = None  # a shard's bad exit without a failure
+    bad_exit: tuple[_Part, list[str]] | None = None  # a part's bad exit without a failure
     for run in runs:
         p, rep = run.p, run.rep
         note = [p.truncation_note()] if p.dropped else []
@@ -606,9 +619,9 @@ def _run_program(ex: Exercise, opts: Options, res: Result, target: str,
             res.reason = f"{prefix}crashed: {why}" + (f" in {test}" if test else "")
             res.details = [gtest.tail(p.output)] + note + [_rerun_one(opts, shown, test) or rerun]
             return None
-        shard_no_device = gtest.skipped_for_no_device(rep, p.output)
-        no_device = no_device or shard_no_device
-        if p.returncode != 0 and not rep.failed and not shard_no_device and bad_exit is None:
+        part_no_device = gtest.skipped_for_no_device(rep, p.output)
+        no_device = no_device or part_no_device
+        if p.returncode != 0 and not rep.failed and not part_no_device and bad_exit is None:
             bad_exit = (run, note)
         merged.total += rep.total
         merged.passed += rep.passed

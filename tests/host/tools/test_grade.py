@@ -8,6 +8,7 @@ and `compute-sanitizer` scripts on PATH stand in for the real tools.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 import csv
 import importlib.machinery
 import importlib.util
@@ -166,14 +167,21 @@ def fake_test(path: Path, report_data=None, stdout="", exit_code=0, action="", l
                                             os.environ.get("GTEST_TOTAL_SHARDS")]}}) + "\\n")
         {action}
         data = {report_data!r}
-        if data is not None and os.environ.get("GTEST_TOTAL_SHARDS"):  # as GoogleTest shards
-            total, index, k = int(os.environ["GTEST_TOTAL_SHARDS"]), int(os.environ["GTEST_SHARD_INDEX"]), 0
+        import fnmatch
+        flt = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--gtest_filter=")), "*")
+        pos, _, neg = flt.partition("-")
+        def runs(name):  # as GoogleTest's filter, then its shards
+            return (any(fnmatch.fnmatchcase(name, p) for p in pos.split(":") if p)
+                    and not any(fnmatch.fnmatchcase(name, p) for p in neg.split(":") if p))
+        if data is not None:
+            total, index, k = int(os.environ.get("GTEST_TOTAL_SHARDS", "1")), int(os.environ.get("GTEST_SHARD_INDEX", "0")), 0
             for suite in data.get("testsuites", []):
                 kept = []
                 for t in suite.get("testsuite", []):
-                    if k % total == index:
-                        kept.append(t)
-                    k += 1
+                    if runs(suite["name"] + "." + t["name"]):
+                        if k % total == index:
+                            kept.append(t)
+                        k += 1
                 suite["testsuite"] = kept
         for a in sys.argv[1:]:
             if a.startswith("--gtest_output=json:") and data is not None:
@@ -678,65 +686,81 @@ class BuildTest(GradeTestCase):
         self.assertEqual(len(build.compile_errors(many, "starter/01-demo/alpha.cu", "t")), 11)
 
 
-class ShardTest(GradeTestCase):
-    """A student's tree runs an exercise's test program in GoogleTest shards at once
-    (CUDALAB_EXERCISE_JOBS, else the CPUs): the verdict is the one program's."""
+class PartsTest(GradeTestCase):
+    """A student's tree runs an exercise's large-input tests (grading.ALONE: LargeIndex) in a
+    program of their own beside its other tests (CUDALAB_EXERCISE_JOBS, else the CPUs): the
+    verdict is the one program's."""
 
     def setUp(self):
         super().setUp()
         self.tree.env["CUDALAB_EXERCISE_JOBS"] = "3"
 
-    def shards_run(self):
-        return sorted(tuple(r["shard"]) for r in self.tree.runs() if not r["prefix"])
+    def cases(self, failing=(), n=5):
+        return gtest_json([("Alpha", f"T{i}", "COMPLETED", ["expected 3, got 4"] if f"T{i}" in failing else [])
+                           for i in range(n)]
+                          + [("AlphaLargeIndex", "Int32Above2To31", "COMPLETED",
+                              ["your sum is 0"] if "Large" in failing else [])])
 
-    def test_shards_add_up_to_the_programs_tests(self):
-        fake_test(self.tree.bin / "alpha_test_starter",
-                  gtest_json([("Alpha", f"T{i}", "COMPLETED", []) for i in range(7)]))
+    def filters_run(self):
+        return sorted(r["argv"][1] for r in self.tree.runs() if not r["prefix"])
+
+    def test_the_large_tests_beside_the_others(self):
+        fake_test(self.tree.bin / "alpha_test_starter", self.cases())
         _, data, _ = self.tree.grade_json("--no-build", "--fast", "1.1")
         alpha = self.exercise(data, "1.1")
-        self.assertEqual((alpha["status"], alpha["reason"]), ("passed", "all 7 tests passed"))
-        self.assertEqual(self.shards_run(), [("0", "3"), ("1", "3"), ("2", "3")])
+        self.assertEqual((alpha["status"], alpha["reason"]), ("passed", "all 6 tests passed"))
+        self.assertEqual(self.filters_run(), ["--gtest_filter=*Alpha*-AlphaLargeIndex.Int32Above2To31",
+                                              "--gtest_filter=AlphaLargeIndex.Int32Above2To31"])
 
-    def test_no_more_shards_than_tests(self):
-        self.tree.passing("alpha", n=2)
+    def test_one_program_without_large_tests(self):
+        self.tree.passing("alpha", n=5)
         _, data, _ = self.tree.grade_json("--no-build", "--fast", "1.1")
-        self.assertEqual(self.exercise(data, "1.1")["reason"], "all 2 tests passed")
-        self.assertEqual(self.shards_run(), [("0", "2"), ("1", "2")])
+        self.assertEqual(self.exercise(data, "1.1")["reason"], "all 5 tests passed")
+        self.assertEqual(self.filters_run(), ["--gtest_filter=*Alpha*"])
 
-    def test_a_failure_in_any_shard_costs_the_points(self):
-        fake_test(self.tree.bin / "alpha_test_starter",
-                  gtest_json([("Alpha", f"T{i}", "COMPLETED", ["expected 3, got 4"] if i == 4 else [])
-                              for i in range(7)]), exit_code=1)
-        _, data, _ = self.tree.grade_json("--no-build", "--fast", "1.1")
-        alpha = self.exercise(data, "1.1")
-        self.assertEqual((alpha["status"], alpha["correctness_points"]), ("failed", 0))
-        self.assertEqual(alpha["reason"], "1 of 7 tests failed (all must pass for the points)")
-        self.assertIn("FAILED Alpha.T4\nexpected 3, got 4", data["tests"][0]["output"])
+    def test_a_failure_in_either_part_costs_the_points(self):
+        for failing, name, text in ((["T3"], "Alpha.T3", "expected 3, got 4"),
+                                    (["Large"], "AlphaLargeIndex.Int32Above2To31", "your sum is 0")):
+            fake_test(self.tree.bin / "alpha_test_starter", self.cases(failing), exit_code=1)
+            _, data, _ = self.tree.grade_json("--no-build", "--fast", "1.1")
+            alpha = self.exercise(data, "1.1")
+            self.assertEqual((alpha["status"], alpha["correctness_points"]), ("failed", 0))
+            self.assertEqual(alpha["reason"], "1 of 6 tests failed (all must pass for the points)")
+            self.assertIn(f"FAILED {name}\n{text}", data["tests"][0]["output"])
 
-    def test_a_crashed_shard_is_a_crash(self):
-        fake_test(self.tree.bin / "alpha_test_starter",
-                  gtest_json([("Alpha", f"T{i}", "COMPLETED", []) for i in range(7)]),
-                  action='if os.environ.get("GTEST_SHARD_INDEX") == "1": os.kill(os.getpid(), signal.SIGSEGV)')
+    def test_a_crashed_part_is_a_crash(self):
+        fake_test(self.tree.bin / "alpha_test_starter", self.cases(),
+                  action='if "--gtest_filter=AlphaLargeIndex.Int32Above2To31" in sys.argv: '
+                         'os.kill(os.getpid(), signal.SIGSEGV)')
         _, data, _ = self.tree.grade_json("--no-build", "--fast", "1.1")
         alpha = self.exercise(data, "1.1")
         self.assertEqual((alpha["status"], alpha["correctness_points"]), ("crashed", 0))
         self.assertIn("SIGSEGV", alpha["reason"])
 
-    def test_tests_missing_from_the_shards_fail(self):
-        listed = gtest_json([("Alpha", f"T{i}", "COMPLETED", []) for i in range(8)])
-        fake_test(self.tree.bin / "alpha_test_starter",
-                  gtest_json([("Alpha", f"T{i}", "COMPLETED", []) for i in range(7)]), listed=listed)
+    def test_tests_missing_from_the_parts_fail(self):
+        listed = self.cases(n=6)
+        fake_test(self.tree.bin / "alpha_test_starter", self.cases(), listed=listed)
         _, data, _ = self.tree.grade_json("--no-build", "--fast", "1.1")
         alpha = self.exercise(data, "1.1")
         self.assertEqual((alpha["status"], alpha["correctness_points"]), ("failed", 0))
-        self.assertIn("FAILED (tests that did not run)\n1 of the 8 tests did not run", data["tests"][0]["output"])
+        self.assertIn("FAILED (tests that did not run)\n1 of the 7 tests did not run", data["tests"][0]["output"])
 
     def test_one_program_where_jobs_is_one(self):
         self.tree.env["CUDALAB_EXERCISE_JOBS"] = "1"
-        self.tree.passing("alpha", n=5)
+        fake_test(self.tree.bin / "alpha_test_starter", self.cases())
         _, data, _ = self.tree.grade_json("--no-build", "--fast", "1.1")
-        self.assertEqual(self.exercise(data, "1.1")["reason"], "all 5 tests passed")
-        self.assertEqual(self.shards_run(), [(None, None)])
+        self.assertEqual(self.exercise(data, "1.1")["reason"], "all 6 tests passed")
+        self.assertEqual(self.filters_run(), ["--gtest_filter=*Alpha*"])
+
+    def test_parts_of_a_filter(self):
+        opts = grading.Options(root=Path("."), build_dir=Path("."), exercise_jobs=2)
+        names = ["S.a", "SLargeIndex.b", "S.c"]
+        self.assertEqual(grading.test_parts(opts, "*S*", names), ["SLargeIndex.b", "*S*-SLargeIndex.b"])
+        self.assertEqual(grading.test_parts(opts, "*S*-*c", names), ["SLargeIndex.b", "*S*-*c:SLargeIndex.b"])
+        self.assertEqual(grading.test_parts(opts, "*S*", ["SLargeIndex.b"]), ["*S*"])  # all alone
+        self.assertEqual(grading.test_parts(opts, "*S*", None), ["*S*"])  # the list unknown
+        self.assertEqual(grading.test_parts(opts, "*S*", ["S.a", "SLargeIndex.b-1"]), ["*S*"])  # a '-' in a name
+        self.assertEqual(grading.test_parts(replace(opts, exercise_jobs=1), "*S*", names), ["*S*"])
 
 
 class PerfAndSanitizerTest(GradeTestCase):
