@@ -39,22 +39,25 @@ namespace cudalab::remote::spin {
 inline constexpr std::chrono::milliseconds kWindow{20};
 
 /// @brief What CUDALAB_REMOTE_SPIN asks for.
+/// Off by default until a GPU run has measured it (issue 20: 7.5's call timed
+/// alone on an idle machine against the same call on a busy one); opt in with
+/// CUDALAB_REMOTE_SPIN=auto or =1.
 enum class Mode {
-  kAuto,    ///< unset (or any other value): spin while the machine has CPUs to spare
-  kNever,   ///< "0": never spin; every wait blocks, as before busy-polling existed
+  kAuto,    ///< "auto": spin while the machine has CPUs to spare
+  kNever,   ///< unset, "0" or any other value: never spin; every wait blocks
   kAlways,  ///< "1": spin on every timed round trip, whatever the load
 };
 
 /// @brief The mode a value of CUDALAB_REMOTE_SPIN names.
 /// @param value the variable's value; null when it is unset
-/// @return kNever for "0", kAlways for "1", kAuto for anything else (null,
-///         empty, or a value it does not know: the default, never an error)
+/// @return kAuto for "auto", kAlways for "1", kNever for anything else (null,
+///         empty, "0", or a value it does not know: the default, never an error)
 inline Mode parse_mode(const char* value) {
-  if (value == nullptr) return Mode::kAuto;
+  if (value == nullptr) return Mode::kNever;
   const std::string v(value);
-  if (v == "0") return Mode::kNever;
+  if (v == "auto") return Mode::kAuto;
   if (v == "1") return Mode::kAlways;
-  return Mode::kAuto;
+  return Mode::kNever;
 }
 
 /// @brief The number of runnable threads in the text of /proc/loadavg (its
@@ -167,7 +170,8 @@ inline bool cpus_to_spare() {
 }
 
 /// @brief Whether the timed round trip about to start should busy-poll:
-///        CUDALAB_REMOTE_SPIN when it says 0 or 1, else cpus_to_spare().
+///        never unless CUDALAB_REMOTE_SPIN says 1 (always) or auto
+///        (cpus_to_spare()).
 inline bool should_spin() {
   const Mode mode = parse_mode(std::getenv("CUDALAB_REMOTE_SPIN"));
   if (mode != Mode::kAuto) return mode == Mode::kAlways;

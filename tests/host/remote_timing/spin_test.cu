@@ -29,12 +29,13 @@ using Mode = spin::Mode;
 using std::chrono::milliseconds;
 
 TEST(RemoteSpinDecision, TheVariableSaysNeverAlwaysOrAuto) {
-  EXPECT_EQ(spin::parse_mode(nullptr), Mode::kAuto);
-  EXPECT_EQ(spin::parse_mode(""), Mode::kAuto);
+  EXPECT_EQ(spin::parse_mode(nullptr), Mode::kNever);  // off until measured on a GPU
+  EXPECT_EQ(spin::parse_mode(""), Mode::kNever);
   EXPECT_EQ(spin::parse_mode("0"), Mode::kNever);
   EXPECT_EQ(spin::parse_mode("1"), Mode::kAlways);
-  EXPECT_EQ(spin::parse_mode("yes"), Mode::kAuto);
-  EXPECT_EQ(spin::parse_mode(" 1"), Mode::kAuto);
+  EXPECT_EQ(spin::parse_mode("auto"), Mode::kAuto);
+  EXPECT_EQ(spin::parse_mode("yes"), Mode::kNever);
+  EXPECT_EQ(spin::parse_mode(" 1"), Mode::kNever);
 }
 
 TEST(RemoteSpinDecision, TheRunningCountIsLoadavgsFourthFieldBeforeItsSlash) {
