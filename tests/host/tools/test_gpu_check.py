@@ -186,8 +186,9 @@ class StateTest(unittest.TestCase):
 
     def test_parse_steps(self):
         self.assertEqual(gcctx.parse_steps("bench,build"), ["build", "bench"])
-        self.assertEqual(gcctx.parse_steps("build,test,profiles,grade,redteam,partial,mutation,class,"
+        self.assertEqual(gcctx.parse_steps("build,test,profiles,grade,loop,redteam,partial,mutation,class,"
                                         "sanitize,bench,portability"), list(gcctx.STEPS))
+        self.assertNotIn("loop", gcctx.DEFAULT_STEPS)       # minutes of gradings: only when asked
         self.assertEqual(gcctx.parse_steps("grade,profiles,test"), ["test", "profiles", "grade"])
         self.assertNotIn("mutation", gcctx.DEFAULT_STEPS)   # minutes of compiles: only when asked
         self.assertNotIn("class", gcctx.DEFAULT_STEPS)      # a class graded twice: only when asked
@@ -807,6 +808,35 @@ print("========= ERROR SUMMARY: 0 errors")
             rep = json.loads((d / "out" / "report.json").read_text())
             rep["rc"], rep["md"] = rc, (d / "out" / "report.md").read_text()
         return rep
+
+    def test_loop_step_times_the_students_gradings_both_ways(self):
+        # tools/grade faked: 1.1 --fast takes 3 s with the programs at once, 5 s one at a time;
+        # its trace lines reach the table; one default grading fails and fails the step
+        calls: list = []
+
+        def run(ctx_, argv, log, env=None, timeout=None):
+            calls.append((argv, dict(env or {})))
+            ex, fast = argv[2], "--fast" in argv
+            at_once = (env or {}).get("CUDALAB_EXERCISE_JOBS") != "1"
+            status = "failed" if (ex == "7.6" and at_once and not fast) else "passed"
+            out_json = Path(argv[argv.index("--json") + 1])
+            out_json.parent.mkdir(parents=True, exist_ok=True)
+            out_json.write_text(json.dumps({"cudalab": {"exercises": [
+                {"id": ex, "status": status, "reason": "all 9 tests passed" if status == "passed" else "1 of 9 failed"}]}}))
+            secs = (3.0 if at_once else 5.0) if fast else 30.0
+            return 0, "grade trace: test program x: 1.500 s\nboard\n", secs
+        rep = self.run_class_steps("loop", run)
+        r = rep["steps"]["loop"]
+        self.assertEqual(r["status"], "failed")  # 7.6's default grading at once did not pass
+        self.assertIn("1.1 --fast: 3.00 s (one program at a time 5.00 s)", r["summary"])
+        self.assertIn("7.6 default at once: failed (1 of 9 failed)", r["messages"])
+        graded = [a for a, _ in calls]
+        self.assertEqual(sum(1 for a in graded if a[2] == "1.1" and "--fast" in a), 1 + 2 * 3)  # warm-up, 3 + 3
+        self.assertEqual(sorted({a[2] for a in graded if "--fast" not in a}), ["1.1", "2.7", "7.6"])
+        self.assertTrue(all(e.get("CUDALAB_GRADE_TRACE") == "1" for _, e in calls))
+        self.assertTrue(all("--solutions" in a and "--build-dir" in a and "--no-build" not in a for a in graded))
+        self.assertIn("| 1.1 | --fast | one at a time | 3 | 5.00 | 5.00-5.00 | passed: all 9 tests passed |", rep["md"])
+        self.assertIn("test program x: 1.500 s", rep["md"])
 
     def test_partial_step_grades_the_class_fast_and_needs_every_one_to_fail(self):
         calls: list = []

@@ -16,11 +16,12 @@ from ..grading import DEVICE_PROFILES  # the device profiles' names (cudalab/dev
 from ..gtest import NO_DEVICE  # what a test program prints without a GPU
 from ..manifest import load_all  # one manifest reader for every tool
 
-STEPS = ("build", "test", "profiles", "grade", "redteam", "partial", "mutation", "class", "sanitize",
-         "bench", "portability")
-# mutation grades a class of mutants (minutes of compiles), class a generated class twice (with
-# and without the sandbox): only when --steps names them
-OPT_IN_STEPS = ("mutation", "class")
+STEPS = ("build", "test", "profiles", "grade", "loop", "redteam", "partial", "mutation", "class",
+         "sanitize", "bench", "portability")
+# loop times a student's gradings (minutes), mutation grades a class of mutants (minutes of
+# compiles), class a generated class twice (with and without the sandbox): only when --steps
+# names them
+OPT_IN_STEPS = ("loop", "mutation", "class")
 DEFAULT_STEPS = tuple(s for s in STEPS if s not in OPT_IN_STEPS)
 # The default subset of DEVICE_PROFILES for the profiles step: the smallest GPU students
 # own and the largest one an H100 can stand in for (every limit is the smaller of the

@@ -140,7 +140,7 @@ def report_markdown(rep: dict, results_dir: Path) -> str:
             lines += grade_table(d)
         elif step == "class":
             lines += class_table(d)
-        elif step in ("redteam", "partial", "mutation") and d.get("markdown") \
+        elif step in ("loop", "redteam", "partial", "mutation") and d.get("markdown") \
                 and Path(d["markdown"]).exists():
             lines += ["#" + ln if ln.startswith("#") else ln
                       for ln in Path(d["markdown"]).read_text().splitlines()]

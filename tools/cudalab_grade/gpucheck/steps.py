@@ -17,6 +17,7 @@ from ..grading import EXIT_NO_GPU, PASSED, PROFILE_ENV  # the grader's no-GPU ex
 from .bench import step_bench
 from .classsteps import step_class, step_mutation, step_partial, step_redteam
 from .context import NO_DEVICE, Context, Interrupted, tail, utc_now
+from .loop import step_loop
 from .portability import step_portability
 from .results import (GradeFormatError, ctest_summary_line, evaluate_profile_solutions,
                       evaluate_solutions, evaluate_starter, expected_max_points, fmt_points,
@@ -322,7 +323,7 @@ def step_grade(ctx: Context, rec: dict, progress, env_info: dict) -> None:
 
 
 STEP_FUNCTIONS = {"build": step_build, "portability": step_portability, "test": step_test,
-                  "profiles": step_profiles, "grade": step_grade, "redteam": step_redteam,
+                  "profiles": step_profiles, "grade": step_grade, "loop": step_loop, "redteam": step_redteam,
                   "partial": step_partial, "mutation": step_mutation, "class": step_class,
                   "sanitize": step_sanitize, "bench": step_bench}
 
