@@ -45,7 +45,7 @@ SYNC_PRIMITIVE = re.compile(r"\b(?:__syncthreads\w*|__syncwarp|__\w+_sync|sync)\
                             r"|\btiled_partition\b|\bbarrier\b")
 QUICK_MAX_N = "70000"
 QUICK_LIMIT = 90.0
-EXERCISE_JOBS_MAX = 4  # the quick pass's programs at once, at most (exercise_jobs_for)
+EXERCISE_JOBS_MAX = 4  # an exercise's programs at once, at most (exercise_jobs_for)
 # The device profiles of chapters/common/include/cudalab/device.cuh: with
 # CUDALAB_DEVICE_PROFILE=<name> the course sizes its launches for that GPU and the
 # runner refuses a launch beyond its limits (tools/grade --device-profile sets it).
@@ -81,9 +81,9 @@ class Options:
     # the default quick sanitizer pass (small sizes, QUICK_TOOLS) instead of `sanitize`
     quick_sanitize: bool = False
     # the programs of one exercise that run at once: its test program in two parts (run_tests:
-    # the ALONE tests beside the others), its quick pass's tools (run_quick_pass: racecheck in shards, each other tool
-    # whole); 1: one program after the other. A student's tree grades with
-    # exercise_jobs_for(); a class keeps 1, its submissions already share the GPU.
+    # the ALONE tests beside the others), its quick pass's tools (run_quick_pass: racecheck in
+    # shards, each other tool whole); 1: one program after the other. A student's tree grades
+    # with exercise_jobs_for(); a class keeps 1, its submissions already share the GPU.
     exercise_jobs: int = 1
     # stop each test program at its first failing test (--gtest_fail_fast): a class of
     # mutants needs the verdict, not every failure; the tests that did not run count as failed
@@ -649,10 +649,19 @@ def _run_program(ex: Exercise, opts: Options, res: Result, target: str,
 
 @dataclass
 class _SanitizerRun:
-    """One compute-sanitizer program of a check: its process, the runner's report, its shard."""
+    """One compute-sanitizer program of a check: its process (the runner's report before its
+    output) and its GoogleTest shard."""
     p: proc.Proc
     shard: int = 0
-    shards: int = 1
+
+
+def _sanitizer_bounds(ex: Exercise, opts: Options, quick: bool) -> tuple[str, str, float]:
+    """(CUDALAB_MAX_N, gtest filter, time limit) of a sanitizer run: the quick pass's, or the
+    full pass's (--sanitize)."""
+    if quick:
+        return (str(ex.quick_max_n or QUICK_MAX_N), ex.quick_filter(),
+                min(opts.time_limit(), QUICK_LIMIT))
+    return SANITIZER_MAX_N, ex.test_filter, opts.time_limit()
 
 
 def quick_plan(tools: tuple[str, ...], jobs: int) -> list[tuple[str, int, int]]:
@@ -670,8 +679,7 @@ def _sanitizer_program(ex: Exercise, opts: Options, tool: str, quick: bool,
                        shard: int = 0, shards: int = 1) -> _SanitizerRun:
     """Runs the exercise's test program with its runner under `tool` (one GoogleTest shard of
     `shards`); the runner's report is put before the program's output."""
-    max_n = (str(ex.quick_max_n or QUICK_MAX_N) if quick else SANITIZER_MAX_N)
-    test_filter = ex.quick_filter() if quick else ex.test_filter
+    max_n, test_filter, limit = _sanitizer_bounds(ex, opts, quick)
     exe = opts.checker(ex.test_target(opts.implementation))
     # The student's code runs in the runner: compute-sanitizer runs it there,
     # inside the sandbox (a sanitizer outside it does not reach the runner), and
@@ -684,13 +692,12 @@ def _sanitizer_program(ex: Exercise, opts: Options, tool: str, quick: bool,
         env = opts.env() | {"CUDALAB_MAX_N": max_n} | opts.runner_env(ex, log, tool_words)
         if shards > 1:
             env |= {"GTEST_TOTAL_SHARDS": str(shards), "GTEST_SHARD_INDEX": str(shard)}
-        limit = min(opts.time_limit(), QUICK_LIMIT) if quick else opts.time_limit()
         part = f", shard {shard + 1} of {shards}" if shards > 1 else ""
         with trace.phase(f"compute-sanitizer {tool}" + (" (the quick pass" + part + ")" if quick else "")):
             p = opts.run(cmd, env, limit)
         found = gtest.read_tail(log, limit=64 << 10, lines=400)
     p.output = found + "\n" + p.output
-    return _SanitizerRun(p, shard, shards)
+    return _SanitizerRun(p, shard)
 
 
 def _sanitizer_verdict(ex: Exercise, opts: Options, res: Result, tool: str, quick: bool,
@@ -698,10 +705,8 @@ def _sanitizer_verdict(ex: Exercise, opts: Options, res: Result, tool: str, quic
     """The verdict of a tool's programs (its shards, in order): False (points taken) on a
     finding, the first shard's that has one; a quick pass that ran out of time is said, not
     counted."""
-    max_n = (str(ex.quick_max_n or QUICK_MAX_N) if quick else SANITIZER_MAX_N)
-    test_filter = ex.quick_filter() if quick else ex.test_filter
+    max_n, test_filter, limit = _sanitizer_bounds(ex, opts, quick)
     exe = opts.checker(ex.test_target(opts.implementation))
-    limit = min(opts.time_limit(), QUICK_LIMIT) if quick else opts.time_limit()
     bad = [r for r in runs if r.p.returncode != 0 and not (quick and r.p.timed_out)]
     if not bad:
         if any(r.p.timed_out for r in runs):

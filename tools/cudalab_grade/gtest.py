@@ -108,17 +108,11 @@ def tail(text: str, lines: int = 15) -> str:
     return "\n".join(rows[-lines:])
 
 
-def list_tests(exe: Path, test_filter: str, cwd: Path) -> int | None:
-    """How many tests the checker has under the filter (--gtest_list_tests); None when it cannot say.
-
-    The checker is the course's trusted program: its list is what a graded run must cover."""
-    names = list_test_names(exe, test_filter, cwd)
-    return None if names is None else len(names)
-
-
 def list_test_names(exe: Path, test_filter: str, cwd: Path) -> list[str] | None:
     """The full names of the tests the checker has under the filter (--gtest_list_tests), in
-    its order; None when it cannot say."""
+    its order; None when it cannot say.
+
+    The checker is the course's trusted program: its list is what a graded run must cover."""
     try:
         p = subprocess.run([str(exe), f"--gtest_filter={test_filter}", "--gtest_list_tests"],
                            capture_output=True, text=True, timeout=60, cwd=cwd,

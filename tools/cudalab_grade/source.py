@@ -694,6 +694,18 @@ def check(ex, src_path: Path, *, build_dir: Path | None = None, object_path: Pat
                         root=root, compile_command=compile_command, shown=shown).first
 
 
+def fresh_object(ex, src_path: Path, build_dir: Path, impl: str, shown: str) -> tuple[Path | None, str]:
+    """The object CMake built from the student's file under build_dir, when it is not older than
+    the file -> (object, ""); else (None, why: "" when there is none, or it cannot be read)."""
+    obj = find_object(ex, build_dir, impl)
+    try:
+        if obj is not None and obj.stat().st_mtime < src_path.stat().st_mtime:
+            return None, f"{obj} is older than {shown}: the compiled code was not checked"
+    except OSError:
+        return None, ""
+    return obj, ""
+
+
 def check_object_first(ex, src_path: Path, *, build_dir: Path, impl: str = "starter",
                        root: Path | None = None):
     """check(), in two parts, for a caller that runs the student's tests in between: the
@@ -706,12 +718,7 @@ def check_object_first(ex, src_path: Path, *, build_dir: Path, impl: str = "star
     two parts give check()'s verdict."""
     root = root or _course_root(src_path, ex)
     shown = ex.source(impl)
-    obj = find_object(ex, build_dir, impl)
-    try:
-        if obj is not None and obj.stat().st_mtime < src_path.stat().st_mtime:
-            obj = None
-    except OSError:
-        obj = None
+    obj, _ = fresh_object(ex, src_path, build_dir, impl, shown)
 
     def tokens() -> Finding | None:
         with trace.phase("source check (the preprocessor's passes, the tokens)"):
@@ -733,13 +740,7 @@ def check_report(ex, src_path: Path, *, build_dir: Path | None = None, object_pa
     obj = object_path
     older = ""
     if obj is None and build_dir is not None:
-        obj = find_object(ex, build_dir, impl)
-        try:
-            if obj is not None and obj.stat().st_mtime < src_path.stat().st_mtime:
-                older = f"{obj} is older than {shown}: the compiled code was not checked"
-                obj = None
-        except OSError:
-            obj = None
+        obj, older = fresh_object(ex, src_path, build_dir, impl, shown)
 
     def object_check() -> Report:
         with trace.phase("object check (nm, cuobjdump, objdump)"):
