@@ -5,13 +5,6 @@
 #pragma once
 
 #include <benchmark/benchmark.h>
-#include <thrust/equal.h>
-#include <thrust/execution_policy.h>
-#include <thrust/functional.h>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/iterator/transform_iterator.h>
-#include <thrust/mismatch.h>
-#include <thrust/scan.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -55,43 +48,14 @@ struct ScanKind {
   std::size_t tile;  ///< each tile of `tile` elements scanned on its own; 0: the whole array
 };
 
-namespace detail {
-// The tile (or segment) of element i.
-struct TileOf {
-  std::size_t tile;
-  __host__ __device__ std::size_t operator()(std::size_t i) const { return i / tile; }
-};
-// int sums wrap as unsigned ones do: the reference computes in unsigned.
-struct AsUnsigned {
-  __host__ __device__ unsigned operator()(int x) const { return static_cast<unsigned>(x); }
-};
-}  // namespace detail
-
-/// @brief "" when `out` is the scan `kind` of `in` (keys: the segment of each
-///        element, or null for tiles), else where it first differs. Work O(n),
-///        on the device, in a scratch buffer of n unsigned.
-inline std::string check_scan(const int* in, const int* out, std::size_t n, ScanKind kind,
-                              const std::size_t* segment_of = nullptr) {
-  if (n == 0) return "";
-  static std::map<std::size_t, DeviceBuffer<unsigned>> scratch;
-  DeviceBuffer<unsigned>& want = scratch.try_emplace(n, n).first->second;
-  const auto values = thrust::make_transform_iterator(in, detail::AsUnsigned{});
-  const auto tiles =
-      thrust::make_transform_iterator(thrust::counting_iterator<std::size_t>(0), detail::TileOf{kind.tile == 0 ? n : kind.tile});
-  if (segment_of != nullptr) {
-    if (kind.inclusive) thrust::inclusive_scan_by_key(thrust::device, segment_of, segment_of + n, values, want.data());
-    else thrust::exclusive_scan_by_key(thrust::device, segment_of, segment_of + n, values, want.data(), 0u);
-  } else if (kind.inclusive) {
-    thrust::inclusive_scan_by_key(thrust::device, tiles, tiles + n, values, want.data());
-  } else {
-    thrust::exclusive_scan_by_key(thrust::device, tiles, tiles + n, values, want.data(), 0u);
-  }
-  const auto got = thrust::make_transform_iterator(out, detail::AsUnsigned{});
-  const auto diff = thrust::mismatch(thrust::device, got, got + n, want.data());
-  if (diff.second == want.data() + n) return "";
-  const auto at = static_cast<std::size_t>(diff.second - want.data());
-  return "element " + std::to_string(at) + " is not the scan of the input";
-}
+/// @brief "" when `out` is the scan `kind` of `in` (n int32 each, device
+///        memory; `segment_of`: the segment of each element, or null for
+///        tiles), else where it first differs. Work O(n), on the device (Thrust
+///        scans by key and a mismatch, on the default stream, waited for), in
+///        a scratch buffer of n unsigned kept per n. Defined in
+///        bench/scan_checks.cu, compiled once per group (its BASELINES).
+std::string check_scan(const int* in, const int* out, std::size_t n, ScanKind kind,
+                       const std::size_t* segment_of = nullptr);
 
 /// A scan as the benchmarks call it.
 using ScanFn = std::function<void(const int*, std::size_t, int*, cudaStream_t)>;
@@ -152,20 +116,12 @@ inline const DeviceBuffer<std::uint8_t>& head_flags(std::size_t n, const Segment
   return it->second;
 }
 
-/// The segment of every element for head flags of `pattern` (the inclusive
-/// scan of the flags), computed on the device once per (n, pattern).
-inline const DeviceBuffer<std::size_t>& segment_ids(std::size_t n, const Segments& pattern) {
-  static std::map<std::pair<std::size_t, std::string>, DeviceBuffer<std::size_t>> cache;
-  auto key = std::make_pair(n, std::string(pattern.name));
-  auto it = cache.find(key);
-  if (it == cache.end()) {
-    DeviceBuffer<std::size_t> ids(n);
-    const std::uint8_t* flags = head_flags(n, pattern).data();
-    thrust::inclusive_scan(thrust::device, flags, flags + n, ids.data(), thrust::plus<std::size_t>());
-    it = cache.emplace(key, std::move(ids)).first;
-  }
-  return it->second;
-}
+/// @brief The segment of every element for head flags of `pattern` (n
+///        std::size_t, the inclusive scan of the flags), computed on the
+///        device (thrust::inclusive_scan, on the default stream, waited for)
+///        once per (n, pattern) and kept. Defined in bench/scan_checks.cu,
+///        compiled once per group (its BASELINES).
+const DeviceBuffer<std::size_t>& segment_ids(std::size_t n, const Segments& pattern);
 
 /// Registers "<name>/int32/<n>[/<variant>]/<pattern>" for every segmented
 /// size and pattern; `fn(in, flags, n, out, pattern, stream)`;

@@ -4,9 +4,8 @@
 #pragma once
 
 #include <benchmark/benchmark.h>
-#include <thrust/execution_policy.h>
-#include <thrust/reduce.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -28,9 +27,15 @@ inline constexpr int kHigh = 1 << 20;
 
 using IntSum = void (*)(const int*, std::size_t, long long*, cudaStream_t);
 
+/// @brief The sum of the n int32 of `in` (device memory) as a long long:
+///        thrust::reduce from 0LL on the device (0 when n = 0), on the
+///        default stream, waited for. Defined in bench/reduce_checks.cu,
+///        compiled once per group (its BASELINES).
+long long device_sum(const int* in, std::size_t n);
+
 /// Registers "<name>/int32/<n>" for every standard size: n int32 read once,
 /// one long long written; new inputs before every call, the last sum checked
-/// against thrust::reduce.
+/// against device_sum (thrust::reduce).
 inline bool register_int_sum(const std::string& name, IntSum fn) {
   auto* b = benchmark::RegisterBenchmark((name + "/int32").c_str(), [fn](benchmark::State& state) {
     if (!require_device(state)) return;
@@ -40,7 +45,7 @@ inline bool register_int_sum(const std::string& name, IntSum fn) {
     Fresh fresh;
     fresh.refresh = [&](cudaStream_t s) { refill_uniform_ints(in, kLow, kHigh, s); };
     fresh.verify = [&]() -> std::string {
-      const long long want = thrust::reduce(thrust::device, in.data(), in.data() + n, 0LL);
+      const long long want = device_sum(in.data(), n);
       const long long got = out.download()[0];
       return got == want ? "" : "sum " + std::to_string(got) + ", expected " + std::to_string(want);
     };
