@@ -5,12 +5,6 @@
 #pragma once
 
 #include <benchmark/benchmark.h>
-#include <thrust/count.h>
-#include <thrust/equal.h>
-#include <thrust/execution_policy.h>
-#include <thrust/functional.h>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/transform_reduce.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -56,39 +50,20 @@ __global__ void fill_sorted_runs_kernel(Key* keys, std::size_t n, std::size_t ru
     keys[i] = static_cast<Key>(static_cast<Key>(16 * (i % run) + (x & 15)) + INT32_MIN);
   }
 }
-
-// A hash of (element, its segment): the sum over an array is a fingerprint of
-// the multiset of each segment's elements.
-struct SegmentHash {
-  const int* a;
-  std::size_t segment;
-  __host__ __device__ unsigned long long operator()(std::size_t i) const {
-    return mix64(static_cast<std::uint32_t>(a[i]) ^ (static_cast<std::uint64_t>(i / segment) << 32));
-  }
-};
-
-// True at i when a[i] > a[i + 1] inside one segment.
-struct DescentInSegment {
-  const int* a;
-  std::size_t segment;
-  __host__ __device__ bool operator()(std::size_t i) const { return (i + 1) % segment != 0 && a[i] > a[i + 1]; }
-};
 }  // namespace detail
 
 /// @brief "" when `out` holds each `segment`-long part of `in` sorted (the last
-///        part may be shorter), else what is wrong. Work O(n), on the device.
-inline std::string check_sorted_segments(const int* in, const int* out, std::size_t n, std::size_t segment) {
-  if (n == 0) return "";
-  const thrust::counting_iterator<std::size_t> first(0);
-  const auto descents = thrust::count_if(thrust::device, first, first + (n - 1), detail::DescentInSegment{out, segment});
-  if (descents != 0) return std::to_string(descents) + " neighbours out of order";
-  const auto hash = [&](const int* a) {
-    return thrust::transform_reduce(thrust::device, first, first + n, detail::SegmentHash{a, segment}, 0ull,
-                                    thrust::plus<unsigned long long>());
-  };
-  if (hash(in) != hash(out)) return "sorted, but not the input's keys";
-  return "";
-}
+///        part may be shorter; n int32 each, device memory), else what is
+///        wrong. Work O(n), on the device (Thrust count_if and
+///        transform_reduce, on the default stream, waited for). Defined in
+///        bench/sort_checks.cu, compiled once per group (its BASELINES).
+std::string check_sorted_segments(const int* in, const int* out, std::size_t n, std::size_t segment);
+
+/// @brief True when a[0, n) and b[0, n) (int32, device memory) are equal:
+///        thrust::equal on the device, on the default stream, waited for.
+///        Defined in bench/sort_checks.cu, compiled once per group (its
+///        BASELINES).
+bool device_equal(const int* a, const int* b, std::size_t n);
 
 /// @brief New keys before every call, uniform over the whole int32 range, and
 ///        the check that the last output is `in` sorted within each segment.
@@ -151,7 +126,7 @@ inline bool register_pairs(const std::string& name, PairsFn fn,
     Fresh fresh = fresh_sort(in, keys, n);
     fresh.verify = [&in, &keys, &values, n]() -> std::string {
       std::string wrong = check_sorted_segments(in.data(), keys.data(), n, n);
-      if (wrong.empty() && !thrust::equal(thrust::device, keys.data(), keys.data() + n, values.data())) {
+      if (wrong.empty() && !device_equal(keys.data(), values.data(), n)) {
         wrong = "a value does not follow its key";
       }
       return wrong;
