@@ -6,10 +6,6 @@
 #pragma once
 
 #include <benchmark/benchmark.h>
-#include <thrust/execution_policy.h>
-#include <thrust/functional.h>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/transform_reduce.h>
 
 #include <algorithm>
 #include <climits>
@@ -39,26 +35,22 @@ namespace detail {
 __host__ __device__ inline unsigned long long int_hash(int v) {
   return mix64(static_cast<std::uint32_t>(v) * 0x9E3779B97F4A7C15ull + 1);
 }
-
-struct IntHash {
-  __host__ __device__ unsigned long long operator()(int v) const { return int_hash(v); }
-};
-
-// The hash of items[i] where thread i pushes (every stride-th), else 0.
-struct PushedHash {
-  const int* items;
-  std::size_t stride;
-  __host__ __device__ unsigned long long operator()(std::size_t i) const {
-    return i % stride == 0 ? int_hash(items[i]) : 0ull;
-  }
-};
 }  // namespace detail
 
-/// The multiset fingerprint of a[0, n): the sum of int_hash over it. Work O(n), on the device.
-inline unsigned long long fingerprint(const int* a, std::size_t n) {
-  return thrust::transform_reduce(thrust::device, a, a + n, detail::IntHash{}, 0ull,
-                                  thrust::plus<unsigned long long>());
-}
+/// @brief The multiset fingerprint of a[0, n) (int32, device memory): the sum
+///        of int_hash over it, mod 2^64. Work O(n), on the device
+///        (thrust::transform_reduce, on the default stream, waited for).
+///        Defined in bench/stack_checks.cu, compiled once per group (its
+///        BASELINES).
+unsigned long long fingerprint(const int* a, std::size_t n);
+
+/// @brief The multiset fingerprint of the items that n threads push when
+///        every stride-th one does (items[i] for i = 0, stride, 2 · stride, …
+///        < n; int32, device memory): the sum of their int_hash, mod 2^64.
+///        Work O(n), on the device (thrust::transform_reduce, on the default
+///        stream, waited for). Defined in bench/stack_checks.cu, compiled once
+///        per group (its BASELINES).
+unsigned long long pushed_fingerprint(const int* items, std::size_t n, std::size_t stride);
 
 /// Items: one device buffer of n ints per size, new values before every call (refill_items).
 inline DeviceBuffer<int>& items(std::size_t n) { return fresh_buffer<int>(n); }
@@ -97,9 +89,7 @@ inline std::string check_pushed(const int* items, std::size_t n, std::size_t str
   if (count != static_cast<long long>(pushes)) {
     return "counter " + std::to_string(count) + ", expected " + std::to_string(pushes);
   }
-  const thrust::counting_iterator<std::size_t> first(0);
-  const unsigned long long want = thrust::transform_reduce(
-      thrust::device, first, first + n, detail::PushedHash{items, stride}, 0ull, thrust::plus<unsigned long long>());
+  const unsigned long long want = pushed_fingerprint(items, n, stride);
   if (fingerprint(st.data, pushes) != want) return "the stack does not hold the pushed items";
   return "";
 }
