@@ -5,10 +5,6 @@
 #pragma once
 
 #include <benchmark/benchmark.h>
-#include <thrust/count.h>
-#include <thrust/execution_policy.h>
-#include <thrust/functional.h>
-#include <thrust/transform_reduce.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -51,34 +47,16 @@ inline unsigned long long* count() {
   return c.data();
 }
 
-namespace detail {
-// A hash of one value, 0 where the predicate rejects it: summed, a fingerprint
-// of the multiset of the selected values.
-struct SelectedHash {
-  cudalab::filter::LessThan<int> pred;
-  __host__ __device__ unsigned long long operator()(int v) const {
-    if (!pred(v)) return 0;
-    return mix64(static_cast<std::uint32_t>(v) * 0x9E3779B97F4A7C15ull + 1);
-  }
-};
-}  // namespace detail
-
 /// @brief "" when out[0, *count) holds exactly the elements of `in` that
-///        `pred` selects (in any order), else what is wrong. Work O(n), on the device.
-inline std::string check_filter(const int* in, std::size_t n, cudalab::filter::LessThan<int> pred, const int* out,
-                                const unsigned long long* count) {
-  unsigned long long got = 0;
-  CUDALAB_CHECK(cudaMemcpy(&got, count, sizeof got, cudaMemcpyDeviceToHost));
-  const auto want = static_cast<unsigned long long>(thrust::count_if(thrust::device, in, in + n, pred));
-  if (got != want) return "count " + std::to_string(got) + ", expected " + std::to_string(want);
-  const cudalab::filter::LessThan<int> all{kHigh + 1};
-  const auto sum = [](const int* a, std::size_t m, cudalab::filter::LessThan<int> p) {
-    return thrust::transform_reduce(thrust::device, a, a + m, detail::SelectedHash{p}, 0ull,
-                                    thrust::plus<unsigned long long>());
-  };
-  if (sum(out, static_cast<std::size_t>(got), all) != sum(in, n, pred)) return "not the selected elements";
-  return "";
-}
+///        `pred` selects (in any order), else what is wrong. `in`: n int32,
+///        `out`: int32, `count`: one counter, all device memory; every filter
+///        benchmark selects with a LessThan<int> (select_percent), the one
+///        predicate this check is compiled for. Work O(n), on the device
+///        (Thrust count_if and transform_reduce, on the default stream, waited
+///        for). Defined in bench/filter_checks.cu, compiled once per group
+///        (its BASELINES).
+std::string check_filter(const int* in, std::size_t n, cudalab::filter::LessThan<int> pred, const int* out,
+                         const unsigned long long* count);
 
 /// A filter as the benchmarks call it.
 using FilterFn = std::function<void(const int*, std::size_t, cudalab::filter::LessThan<int>, int*, std::size_t,

@@ -8,11 +8,6 @@
 #pragma once
 
 #include <benchmark/benchmark.h>
-#include <thrust/count.h>
-#include <thrust/execution_policy.h>
-#include <thrust/functional.h>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/transform_reduce.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -54,19 +49,6 @@ __host__ __device__ inline std::uint64_t mix(std::uint64_t x) {
 __host__ __device__ inline unsigned long long pair_hash(long long key, long long value) {
   return mix(mix(static_cast<std::uint64_t>(key)) ^ (static_cast<std::uint64_t>(value) * 0x9E3779B97F4A7C15ull));
 }
-
-// The hash of slot i when it is live, else 0.
-struct LiveSlotHash {
-  const cudalab::filter::Slot* slots;
-  __host__ __device__ unsigned long long operator()(std::size_t i) const {
-    const cudalab::filter::Slot s = slots[i];
-    return cudalab::filter::is_live(s.key) ? pair_hash(s.key, s.value) : 0ull;
-  }
-};
-
-struct IsLiveSlot {
-  __host__ __device__ bool operator()(const cudalab::filter::Slot& s) const { return cudalab::filter::is_live(s.key); }
-};
 }  // namespace detail
 
 /// Output pair i as separate arrays (retrieve_all's keys_out, values_out), hashed.
@@ -115,27 +97,18 @@ inline unsigned long long* count() {
 }
 
 /// @brief "" when *count() is the number of live slots of table(n) and the
-///        first *count() output pairs (`out(i)`: the pair_hash of pair i, a
-///        SplitPairs or SlotPairs) are exactly its live (key, value) pairs in
-///        any order (by a fingerprint of the multiset), else what is wrong.
-///        Work O(n), on the device.
-template <class OutputHash>
-std::string check_retrieved(std::size_t n, OutputHash out) {
-  unsigned long long got = 0;
-  CUDALAB_CHECK(cudaMemcpy(&got, count(), sizeof got, cudaMemcpyDeviceToHost));
-  const cudalab::filter::Slot* slots = table(n).data();
-  const auto want = static_cast<unsigned long long>(thrust::count_if(thrust::device, slots, slots + n,
-                                                                     detail::IsLiveSlot{}));
-  if (got != want) return "count " + std::to_string(got) + ", expected " + std::to_string(want);
-  const thrust::counting_iterator<std::size_t> first(0);
-  const auto sum = [&](auto hash, std::size_t m) {
-    return thrust::transform_reduce(thrust::device, first, first + m, hash, 0ull, thrust::plus<unsigned long long>());
-  };
-  if (sum(out, static_cast<std::size_t>(got)) != sum(detail::LiveSlotHash{slots}, n)) {
-    return "not the live pairs of the table";
-  }
-  return "";
-}
+///        first *count() output pairs (`out(i)`: the pair_hash of pair i, here
+///        retrieve_all's separate key and value arrays) are exactly its live
+///        (key, value) pairs in any order (by a fingerprint of the multiset),
+///        else what is wrong. Work O(n), on the device (Thrust count_if and
+///        transform_reduce, on the default stream, waited for). Defined, with
+///        the SlotPairs overload, in bench/retrieve_checks.cu, compiled once
+///        per group (its BASELINES).
+std::string check_retrieved(std::size_t n, SplitPairs out);
+
+/// @brief check_retrieved for output pairs as Slots (CUB's select): the same
+///        check, the same messages.
+std::string check_retrieved(std::size_t n, SlotPairs out);
 
 /// Registers "<name>/int64/<slots>": `run(n, stream)` retrieves from the
 /// table of n slots. Bytes: 16 per slot read, 16 per live slot (about half)
