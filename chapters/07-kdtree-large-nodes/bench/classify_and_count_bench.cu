@@ -5,8 +5,7 @@
 // working array) and new points in their cells (refresh_level); the last
 // call's flags and counts are checked against a plain kernel of the
 // contract's rule, one thread per node.
-#include <thrust/mismatch.h>
-
+#include <cstddef>
 #include <string>
 
 #include "kdtree_bench.cuh"
@@ -33,6 +32,7 @@ __global__ void expected_classification_kernel(const float3* points, const std::
 
 // "" when the last call's flags and counts are those of the contract, else the first difference.
 std::string check_classification(DeviceLevel& L) {
+  using cudalab::bench::kdtree::first_mismatch;
   using cudalab::bench::kdtree::sized;
   std::uint8_t* flags = sized(L.expected_flags, L.n).data();
   std::uint32_t* counts = sized(L.expected_counts, L.m).data();
@@ -40,20 +40,18 @@ std::string check_classification(DeviceLevel& L) {
       L.points.data(), L.work.data(), L.nodes.data(), L.active.data(), L.m, flags, counts);
   CUDALAB_CHECK_LAUNCH();
   CUDALAB_CHECK(cudaDeviceSynchronize());
-  const auto f = thrust::mismatch(thrust::device, L.flags_out.data(), L.flags_out.data() + L.n, flags);
-  if (f.first != L.flags_out.data() + L.n) {
-    const auto i = static_cast<std::size_t>(f.first - L.flags_out.data());
+  const std::size_t i = first_mismatch(L.flags_out.data(), flags, L.n);
+  if (i != L.n) {
     std::uint8_t got = 0, want = 0;
-    CUDALAB_CHECK(cudaMemcpy(&got, f.first, 1, cudaMemcpyDeviceToHost));
-    CUDALAB_CHECK(cudaMemcpy(&want, f.second, 1, cudaMemcpyDeviceToHost));
+    CUDALAB_CHECK(cudaMemcpy(&got, L.flags_out.data() + i, 1, cudaMemcpyDeviceToHost));
+    CUDALAB_CHECK(cudaMemcpy(&want, flags + i, 1, cudaMemcpyDeviceToHost));
     return "right_flags[" + std::to_string(i) + "] = " + std::to_string(got) + ", expected " + std::to_string(want);
   }
-  const auto c = thrust::mismatch(thrust::device, L.counts_out.data(), L.counts_out.data() + L.m, counts);
-  if (c.first != L.counts_out.data() + L.m) {
-    const auto k = static_cast<std::size_t>(c.first - L.counts_out.data());
+  const std::size_t k = first_mismatch(L.counts_out.data(), counts, L.m);
+  if (k != L.m) {
     std::uint32_t got = 0, want = 0;
-    CUDALAB_CHECK(cudaMemcpy(&got, c.first, sizeof got, cudaMemcpyDeviceToHost));
-    CUDALAB_CHECK(cudaMemcpy(&want, c.second, sizeof want, cudaMemcpyDeviceToHost));
+    CUDALAB_CHECK(cudaMemcpy(&got, L.counts_out.data() + k, sizeof got, cudaMemcpyDeviceToHost));
+    CUDALAB_CHECK(cudaMemcpy(&want, counts + k, sizeof want, cudaMemcpyDeviceToHost));
     return "right_counts[" + std::to_string(k) + "] = " + std::to_string(got) + ", expected " + std::to_string(want);
   }
   return "";

@@ -6,10 +6,6 @@
 #pragma once
 
 #include <benchmark/benchmark.h>
-#include <thrust/execution_policy.h>
-#include <thrust/functional.h>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/transform_reduce.h>
 
 #include <algorithm>
 #include <cfloat>
@@ -186,24 +182,6 @@ __global__ inline void layout_kernel(std::uint32_t* work, float3* points, const 
                  b.lo.z + unit(seed, 3 * i + 2) * (b.hi.z - b.lo.z)};
   }
 }
-
-// The box of point i when it is finite, else the empty box.
-struct FiniteBox {
-  const float3* points;
-  __host__ __device__ Box operator()(std::uint64_t i) const {
-    const float3 p = points[i];
-    if (finite(p)) return Box{p, p};
-    return Box{{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}};
-  }
-};
-
-// i when point i has a NaN or infinite coordinate, else n.
-struct BadIndex {
-  const float3* points;
-  std::uint64_t n;
-  __host__ __device__ std::uint64_t operator()(std::uint64_t i) const { return finite(points[i]) ? n : i; }
-};
-
 }  // namespace detail
 
 /// The union of two boxes (componentwise min of lo, max of hi): exact, so any order of reduction gives the same box.
@@ -246,25 +224,20 @@ inline void refill_uniform_points(DeviceBuffer<float3>& points, cudaStream_t str
 /// @brief "" when `*box` is the bounding box of the finite points among
 ///        `points[0 .. n)` and (when first_bad is not null) `*first_bad` the
 ///        first index of a non-finite point (n when none), as 7.1 promises;
-///        else what differs. Work O(n), on the device (two Thrust reductions).
-inline std::string check_bounding_box(const float3* points, std::size_t n, const Box* box,
-                                      const std::uint64_t* first_bad) {
-  const thrust::counting_iterator<std::uint64_t> first(0);
-  const Box want = thrust::transform_reduce(thrust::device, first, first + n, detail::FiniteBox{points},
-                                            reference::empty_box(), BoxUnion{});
-  Box got{};
-  CUDALAB_CHECK(cudaMemcpy(&got, box, sizeof(Box), cudaMemcpyDeviceToHost));
-  if (!same_box(got, want)) return "box " + show(got) + ", expected " + show(want);
-  if (first_bad == nullptr) return "";
-  const std::uint64_t want_bad = thrust::transform_reduce(thrust::device, first, first + n, detail::BadIndex{points, n},
-                                                          std::uint64_t{n}, thrust::minimum<std::uint64_t>());
-  std::uint64_t got_bad = 0;
-  CUDALAB_CHECK(cudaMemcpy(&got_bad, first_bad, sizeof got_bad, cudaMemcpyDeviceToHost));
-  if (got_bad != want_bad)
-    return "first_bad " + std::to_string(got_bad) + ", expected " + std::to_string(want_bad) + " (n = " +
-           std::to_string(n) + ")";
-  return "";
-}
+///        else what differs. All three in device memory. Work O(n), on the
+///        device (two Thrust reductions, on the default stream, waited for).
+///        Defined in bench/kdtree_checks.cu, compiled once per group (its
+///        BASELINES).
+std::string check_bounding_box(const float3* points, std::size_t n, const Box* box, const std::uint64_t* first_bad);
+
+/// @brief The first i < n where a[i] ≠ b[i] (device memory), n when the two
+///        arrays are equal: thrust::mismatch on the device, on the default
+///        stream, waited for. Defined in bench/kdtree_checks.cu, compiled once
+///        per group (its BASELINES).
+std::size_t first_mismatch(const std::uint8_t* a, const std::uint8_t* b, std::size_t n);
+
+/// @copydoc first_mismatch(const std::uint8_t*, const std::uint8_t*, std::size_t)
+std::size_t first_mismatch(const std::uint32_t* a, const std::uint32_t* b, std::size_t n);
 
 /// @brief Enqueues a new layout of the level: the cells, their splits and
 ///        populations stay; the segments are laid out in a new random order

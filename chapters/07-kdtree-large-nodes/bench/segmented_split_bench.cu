@@ -5,8 +5,7 @@
 // working array: refresh_level) and new flags, 0 or 1 with probability 1/2;
 // the last call's output is checked against a plain stable partition of
 // every segment, one thread per node.
-#include <thrust/mismatch.h>
-
+#include <cstddef>
 #include <string>
 
 #include "kdtree_bench.cuh"
@@ -35,12 +34,12 @@ std::string check_split(DeviceLevel& L) {
                                                                            L.nodes.data(), L.active.data(), L.m, want);
   CUDALAB_CHECK_LAUNCH();
   CUDALAB_CHECK(cudaDeviceSynchronize());
-  const auto d = thrust::mismatch(thrust::device, L.idx_out.data(), L.idx_out.data() + L.n, want);
-  if (d.first == L.idx_out.data() + L.n) return "";
+  const std::size_t d = cudalab::bench::kdtree::first_mismatch(L.idx_out.data(), want, L.n);
+  if (d == L.n) return "";
   std::uint32_t got = 0, expected = 0;
-  CUDALAB_CHECK(cudaMemcpy(&got, d.first, sizeof got, cudaMemcpyDeviceToHost));
-  CUDALAB_CHECK(cudaMemcpy(&expected, d.second, sizeof expected, cudaMemcpyDeviceToHost));
-  return "out[" + std::to_string(d.first - L.idx_out.data()) + "] = " + std::to_string(got) + ", expected " +
+  CUDALAB_CHECK(cudaMemcpy(&got, L.idx_out.data() + d, sizeof got, cudaMemcpyDeviceToHost));
+  CUDALAB_CHECK(cudaMemcpy(&expected, want + d, sizeof expected, cudaMemcpyDeviceToHost));
+  return "out[" + std::to_string(d) + "] = " + std::to_string(got) + ", expected " +
          std::to_string(expected) + " (the stable partition of its segment, left entries first)";
 }
 
