@@ -175,7 +175,10 @@ endfunction()
 # manifest's exercises whose group is <name> (cudalab_read_manifest), in the
 # manifest's order. Each exercise's benchmark program links the group's
 # baselines, so a run measures the exercise beside exactly the baselines it is
-# judged against.
+# judged against. BASELINES may name several sources, all compiled once per
+# group into that one object library: the baselines file and the group's
+# checks file (bench/<group>_checks.cu, the Thrust checks its bench header
+# declares, so that no exercise's benchmark object compiles Thrust).
 function(cudalab_add_exercises)
   cmake_parse_arguments(C "" "GROUP" "BASELINES" ${ARGN})
   if(C_UNPARSED_ARGUMENTS)
