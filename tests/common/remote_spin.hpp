@@ -39,9 +39,9 @@ namespace cudalab::remote::spin {
 inline constexpr std::chrono::milliseconds kWindow{20};
 
 /// @brief What CUDALAB_REMOTE_SPIN asks for.
-/// Off by default until a GPU run has measured it (issue 20: 7.5's call timed
-/// alone on an idle machine against the same call on a busy one); opt in with
-/// CUDALAB_REMOTE_SPIN=auto or =1.
+/// Off by default: with one sendmsg a message, an idle H100 already times
+/// 7.5's launch-bound call as a busy one does, and polling measured no gain
+/// (docs/results/h100-4cb86b3.md); opt in with CUDALAB_REMOTE_SPIN=auto or =1.
 enum class Mode {
   kAuto,    ///< "auto": spin while the machine has CPUs to spare
   kNever,   ///< unset, "0" or any other value: never spin; every wait blocks
