@@ -689,12 +689,16 @@ def _sanitizer_program(ex: Exercise, opts: Options, tool: str, quick: bool,
                   "--error-exitcode", str(SANITIZER_ERROR_EXIT), "--print-limit", "20"]
     with tempfile.TemporaryDirectory(prefix="cudalab-grade-") as tmp:
         log = Path(tmp) / "runner.log"
+        report = Path(tmp) / "report.json"
+        if trace.enabled():  # the tests' times under the tool, for the trace only
+            cmd.append(f"--gtest_output=json:{report}")
         env = opts.env() | {"CUDALAB_MAX_N": max_n} | opts.runner_env(ex, log, tool_words)
         if shards > 1:
             env |= {"GTEST_TOTAL_SHARDS": str(shards), "GTEST_SHARD_INDEX": str(shard)}
         part = f", shard {shard + 1} of {shards}" if shards > 1 else ""
         with trace.phase(f"compute-sanitizer {tool}" + (" (the quick pass" + part + ")" if quick else "")):
             p = opts.run(cmd, env, limit)
+        trace.gtest_times(report)
         found = gtest.read_tail(log, limit=64 << 10, lines=400)
     p.output = found + "\n" + p.output
     return _SanitizerRun(p, shard)

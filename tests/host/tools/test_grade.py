@@ -942,6 +942,24 @@ class PerfAndSanitizerTest(GradeTestCase):
         self.assertEqual(alpha["status"], "passed")
         self.assertIn("racecheck clean", alpha["reason"])
 
+    def test_trace_gives_the_tests_times_under_the_sanitizer(self):
+        # CUDALAB_GRADE_TRACE=1: each sanitizer program writes a gtest report, whose times
+        # the trace prints under its phase; untraced, the program gets no --gtest_output.
+        self.tree.passing("alpha")
+        self.sanitizer(0, "========= ERROR SUMMARY: 0 errors")
+        for traced in (False, True):
+            with mock.patch.dict(self.tree.env, {"CUDALAB_GRADE_TRACE": "1" if traced else ""}):
+                _, data, err = self.tree.grade_json("--no-build", "--sanitize", "memcheck", "1.1")
+            self.assertEqual(self.exercise(data, "1.1")["status"], "passed")
+            runs = [r for r in self.tree.runs() if r["prefix"]]
+            self.assertEqual(any("--gtest_output" in " ".join(r["argv"]) for r in runs[-1:]), traced)
+            lines = [ln for ln in err.splitlines() if ln.startswith("grade trace: ")]
+            if not traced:
+                self.assertEqual(lines, [])
+                continue
+            at = next(i for i, ln in enumerate(lines) if "compute-sanitizer memcheck" in ln)
+            self.assertIn("gtest: 3 tests", lines[at + 1])
+
     def test_quick_pass_adds_synccheck_where_the_file_synchronizes(self):
         src = self.tree.root / "starter" / "01-demo" / "alpha.cu"
         tools_run = {}
