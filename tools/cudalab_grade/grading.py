@@ -655,11 +655,11 @@ class _SanitizerRun:
     shard: int = 0
 
 
-def _sanitizer_bounds(ex: Exercise, opts: Options, quick: bool) -> tuple[str, str, float]:
-    """(CUDALAB_MAX_N, gtest filter, time limit) of a sanitizer run: the quick pass's, or the
-    full pass's (--sanitize)."""
+def _sanitizer_bounds(ex: Exercise, opts: Options, quick: bool, tool: str) -> tuple[str, str, float]:
+    """(CUDALAB_MAX_N, gtest filter, time limit) of a sanitizer run under `tool`: the quick
+    pass's, or the full pass's (--sanitize)."""
     if quick:
-        return (str(ex.quick_max_n or QUICK_MAX_N), ex.quick_filter(),
+        return (str(ex.quick_max_n or QUICK_MAX_N), ex.quick_filter(tool),
                 min(opts.time_limit(), QUICK_LIMIT))
     return SANITIZER_MAX_N, ex.test_filter, opts.time_limit()
 
@@ -679,7 +679,7 @@ def _sanitizer_program(ex: Exercise, opts: Options, tool: str, quick: bool,
                        shard: int = 0, shards: int = 1) -> _SanitizerRun:
     """Runs the exercise's test program with its runner under `tool` (one GoogleTest shard of
     `shards`); the runner's report is put before the program's output."""
-    max_n, test_filter, limit = _sanitizer_bounds(ex, opts, quick)
+    max_n, test_filter, limit = _sanitizer_bounds(ex, opts, quick, tool)
     exe = opts.checker(ex.test_target(opts.implementation))
     # The student's code runs in the runner: compute-sanitizer runs it there,
     # inside the sandbox (a sanitizer outside it does not reach the runner), and
@@ -709,14 +709,15 @@ def _sanitizer_verdict(ex: Exercise, opts: Options, res: Result, tool: str, quic
     """The verdict of a tool's programs (its shards, in order): False (points taken) on a
     finding, the first shard's that has one; a quick pass that ran out of time is said, not
     counted."""
-    max_n, test_filter, limit = _sanitizer_bounds(ex, opts, quick)
+    max_n, test_filter, limit = _sanitizer_bounds(ex, opts, quick, tool)
     exe = opts.checker(ex.test_target(opts.implementation))
     bad = [r for r in runs if r.p.returncode != 0 and not (quick and r.p.timed_out)]
     if not bad:
         if any(r.p.timed_out for r in runs):
             res.reason += f"; {tool}: not finished in {limit:g} s (not counted)"
             return True
-        skipped = f", {len(ex.quick_skip)} costly case(s) left to the tests" if quick and ex.quick_skip else ""
+        left = ex.quick_skipped(tool) if quick else ()
+        skipped = f", {len(left)} costly case(s) left to the tests" if left else ""
         res.reason += f"; {tool} clean" + (f" (n <= {max_n}{skipped})" if quick else "")
         return True
     r = bad[0]

@@ -212,13 +212,21 @@ class Exercise:
     # none (the student edition); CMake reads the same key
     uses: tuple[str, ...] = ()
     # the quick sanitizer pass's bounds ([exercise.quick_sanitizer]): the largest size
-    # (None: grading.QUICK_MAX_N) and gtest patterns of tests it leaves to the plain run
+    # (None: grading.QUICK_MAX_N), gtest patterns of tests it leaves to the plain run, and
+    # those it leaves to the plain run under racecheck only (memcheck and synccheck keep them)
     quick_max_n: int | None = None
     quick_skip: tuple[str, ...] = ()
+    quick_racecheck_skip: tuple[str, ...] = ()
 
-    def quick_filter(self) -> str:
-        """The gtest filter of the quick sanitizer pass: the exercise's tests but quick_skip."""
-        return self.test_filter + ("-" + ":".join(self.quick_skip) if self.quick_skip else "")
+    def quick_skipped(self, tool: str = "") -> tuple[str, ...]:
+        """The gtest patterns the quick sanitizer pass leaves out under `tool`."""
+        return self.quick_skip + (self.quick_racecheck_skip if tool == "racecheck" else ())
+
+    def quick_filter(self, tool: str = "") -> str:
+        """The gtest filter of the quick sanitizer pass under `tool`: the exercise's tests but
+        quick_skipped(tool)."""
+        skip = self.quick_skipped(tool)
+        return self.test_filter + ("-" + ":".join(skip) if skip else "")
 
     def source(self, implementation: str) -> str:
         """Path of the graded source, relative to the repository root."""
@@ -302,27 +310,35 @@ def uses_of(ex: Exercise, chapters: list[Chapter]) -> list[Exercise]:
 GTEST_PATTERN = re.compile(r"[A-Za-z0-9_/.*?]+")
 
 
-def quick_sanitizer(value, where: str) -> tuple[int | None, tuple[str, ...]]:
-    """The [exercise.quick_sanitizer] table checked: (max_n, skip). max_n is a size cap
-    (an integer >= 1) for the exercises whose battery, even at the default cap, runs past
-    the quick pass's time under racecheck; skip lists gtest name patterns (letters, digits,
-    _ / . * ?) of the costly cases that pass leaves to the plain run of the tests. Raises
-    ManifestError naming `where` and the key."""
+QUICK_KEYS = ("max_n", "skip", "racecheck_skip")
+
+
+def quick_sanitizer(value, where: str) -> tuple[int | None, tuple[str, ...], tuple[str, ...]]:
+    """The [exercise.quick_sanitizer] table checked: (max_n, skip, racecheck_skip). max_n is
+    a size cap (an integer >= 1) for the exercises whose battery, even at the default cap,
+    runs past the quick pass's time under racecheck; skip lists gtest name patterns (letters,
+    digits, _ / . * ?) of the costly cases that pass leaves to the plain run of the tests;
+    racecheck_skip, patterns it leaves out under racecheck alone (racecheck's cost grows with
+    every shared-memory access, memcheck's and synccheck's much less: they keep those cases).
+    Raises ManifestError naming `where` and the key."""
     key = f"{where}: quick_sanitizer"
     if not isinstance(value, dict):
-        raise ManifestError(f"{key} must be a table (max_n, skip)")
-    unknown = sorted(set(value) - {"max_n", "skip"})
+        raise ManifestError(f"{key} must be a table ({', '.join(QUICK_KEYS)})")
+    unknown = sorted(set(value) - set(QUICK_KEYS))
     if unknown:
-        raise ManifestError(f"{key}: unknown key(s) {', '.join(unknown)} (known: max_n, skip)")
+        raise ManifestError(f"{key}: unknown key(s) {', '.join(unknown)} (known: {', '.join(QUICK_KEYS)})")
     max_n = value.get("max_n")
     if max_n is not None and (isinstance(max_n, bool) or not isinstance(max_n, int) or max_n < 1):
         raise ManifestError(f"{key}.max_n must be an integer >= 1, not {max_n!r}")
-    skip = value.get("skip", [])
-    if not isinstance(skip, list) or not all(isinstance(v, str) and GTEST_PATTERN.fullmatch(v)
-                                             for v in skip):
-        raise ManifestError(f"{key}.skip must be a list of gtest name patterns "
-                            f"(letters, digits, _ / . * ?), not {skip!r}")
-    return max_n, tuple(skip)
+    lists = []
+    for name in ("skip", "racecheck_skip"):
+        patterns = value.get(name, [])
+        if not isinstance(patterns, list) or not all(isinstance(v, str) and GTEST_PATTERN.fullmatch(v)
+                                                     for v in patterns):
+            raise ManifestError(f"{key}.{name} must be a list of gtest name patterns "
+                                f"(letters, digits, _ / . * ?), not {patterns!r}")
+        lists.append(tuple(patterns))
+    return max_n, lists[0], lists[1]
 
 
 def load_chapter(path: Path) -> Chapter:
@@ -345,7 +361,7 @@ def load_chapter(path: Path) -> Chapter:
                         str(p.get("note", "")), cal, ref)
         slug, header = str(ex["slug"]), str(ex.get("header", ""))
         where = f"{path}, exercise {ex.get('id')}"
-        quick_max_n, quick_skip = quick_sanitizer(ex.get("quick_sanitizer", {}), where)
+        quick_max_n, quick_skip, quick_racecheck_skip = quick_sanitizer(ex.get("quick_sanitizer", {}), where)
         derived = {k: str(ex.get(k, v)) for k, v in defaults(slug, header).items()}
         exercises.append(Exercise(
             id=str(ex["id"]), slug=slug, title=str(ex["title"]), file=derived["file"],
@@ -355,7 +371,7 @@ def load_chapter(path: Path) -> Chapter:
             hidden_test=str(ex.get("hidden_test", f"{slug}_hidden_test.cu")),
             header=header, function=derived["function"], group=str(ex.get("group", topic(header))),
             uses=uses(ex.get("uses", []), exercises, where),
-            quick_max_n=quick_max_n, quick_skip=quick_skip))
+            quick_max_n=quick_max_n, quick_skip=quick_skip, quick_racecheck_skip=quick_racecheck_skip))
     return Chapter(number, cdir, str(ch.get("title", cdir)), tuple(exercises),
                    str(ch.get("lesson", "README.md")))
 

@@ -1051,6 +1051,26 @@ class PerfAndSanitizerTest(GradeTestCase):
         full = [r for r in self.tree.runs() if r["prefix"]]
         self.assertEqual([(r["max_n"], r["argv"][1]) for r in full], [("4194304", "--gtest_filter=*Alpha*")])
 
+    def test_racecheck_skip_leaves_cases_out_of_racecheck_alone(self):
+        # [exercise.quick_sanitizer] racecheck_skip: racecheck's programs leave those cases out
+        # too, memcheck's keep them; each tool's reason counts the cases it left out
+        manifest_path = self.tree.root / "chapters" / "01-demo" / "exercises.toml"
+        text = manifest_path.read_text()
+        manifest_path.write_text(text.replace('[exercise.perf]\nbenchmark = "alpha',
+                                              '[exercise.quick_sanitizer]\nskip = ["*Cases.Patterns"]\n'
+                                              'racecheck_skip = ["*Tiles/n4351", "*Tiles/n8703"]\n'
+                                              '[exercise.perf]\nbenchmark = "alpha', 1))
+        self.tree.passing("alpha")
+        self.sanitizer(0, "========= ERROR SUMMARY: 0 errors")
+        _, data, _ = self.tree.grade_json("--no-build", "1.1")
+        alpha = self.exercise(data, "1.1")
+        self.assertEqual(alpha["status"], "passed", alpha["reason"])
+        self.assertIn("memcheck clean (n <= 70000, 1 costly case(s) left to the tests)", alpha["reason"])
+        self.assertIn("racecheck clean (n <= 70000, 3 costly case(s) left to the tests)", alpha["reason"])
+        filters = {json.loads(r["prefix"])[2]: r["argv"][1] for r in self.tree.runs() if r["prefix"]}
+        self.assertEqual(filters, {"memcheck": "--gtest_filter=*Alpha*-*Cases.Patterns",
+                                   "racecheck": "--gtest_filter=*Alpha*-*Cases.Patterns:*Tiles/n4351:*Tiles/n8703"})
+
     def test_quick_tools_read_the_code_not_its_comments(self):
         with tempfile.TemporaryDirectory() as d:
             f = Path(d) / "x.cu"

@@ -507,6 +507,18 @@ class QuickSanitizerTest(unittest.TestCase):
         c = self.load('[exercise.quick_sanitizer]\nmax_n = 4096\nskip = ["*Cases.Patterns", "*/n1?"]\n').exercises[2]
         self.assertEqual((c.quick_max_n, c.quick_skip), (4096, ("*Cases.Patterns", "*/n1?")))
         self.assertEqual(c.quick_filter(), c.test_filter + "-*Cases.Patterns:*/n1?")
+        self.assertEqual(c.quick_racecheck_skip, ())
+        # racecheck_skip: left out under racecheck alone, after the cases every tool leaves out
+        c = self.load('[exercise.quick_sanitizer]\nskip = ["*Cases.Patterns"]\n'
+                      'racecheck_skip = ["*Tiles/n4351", "*Tiles/n8703"]\n').exercises[2]
+        self.assertEqual(c.quick_racecheck_skip, ("*Tiles/n4351", "*Tiles/n8703"))
+        self.assertEqual(c.quick_filter("racecheck"),
+                         c.test_filter + "-*Cases.Patterns:*Tiles/n4351:*Tiles/n8703")
+        for tool in ("memcheck", "synccheck", ""):
+            self.assertEqual(c.quick_filter(tool), c.test_filter + "-*Cases.Patterns")
+        c = self.load('[exercise.quick_sanitizer]\nracecheck_skip = ["*Tiles/n4351"]\n').exercises[2]
+        self.assertEqual((c.quick_filter("racecheck"), c.quick_filter("memcheck")),
+                         (c.test_filter + "-*Tiles/n4351", c.test_filter))
 
     def test_bad_tables(self):
         for table, message in (("max_n = 0", r"max_n must be an integer >= 1"),
@@ -515,6 +527,8 @@ class QuickSanitizerTest(unittest.TestCase):
                                ('skip = "*Cases*"', r"skip must be a list of gtest name patterns"),
                                ('skip = ["*A*:*B*"]', r"skip must be a list of gtest name patterns"),
                                ('skip = ["*A*-*B*"]', r"skip must be a list of gtest name patterns"),
+                               ('racecheck_skip = "*A*"', r"racecheck_skip must be a list of gtest name patterns"),
+                               ('racecheck_skip = ["*A*:*B*"]', r"racecheck_skip must be a list"),
                                ("tools = 3", r"unknown key\(s\) tools")):
             with self.subTest(table=table):
                 with self.assertRaisesRegex(manifest.ManifestError, r"9\.3: quick_sanitizer" + ".*" + message):
