@@ -1025,16 +1025,18 @@ class PerfAndSanitizerTest(GradeTestCase):
                             if r["prefix"] and json.loads(r["prefix"])[2] == "racecheck")
             self.assertEqual(shards, [("0", "3"), ("1", "3"), ("2", "3")])
 
+    def quick_sanitizer_table(self, body: str):
+        """Gives exercise 1.1 (alpha) an [exercise.quick_sanitizer] table with `body`."""
+        path = self.tree.root / "chapters" / "01-demo" / "exercises.toml"
+        path.write_text(path.read_text().replace('[exercise.perf]\nbenchmark = "alpha',
+                                                 '[exercise.quick_sanitizer]\n' + body +
+                                                 '[exercise.perf]\nbenchmark = "alpha', 1))
+
     def test_quick_pass_keeps_the_exercises_bounds(self):
         # [exercise.quick_sanitizer]: its max_n caps the sizes and its skip patterns leave
         # costly cases to the plain run; the reason says so; --sanitize (the full pass) keeps
         # every test and the large cap
-        manifest_path = self.tree.root / "chapters" / "01-demo" / "exercises.toml"
-        text = manifest_path.read_text()
-        manifest_path.write_text(text.replace('[exercise.perf]\nbenchmark = "alpha',
-                                              '[exercise.quick_sanitizer]\nmax_n = 1100\n'
-                                              'skip = ["*Cases.Patterns", "*_all_equal"]\n'
-                                              '[exercise.perf]\nbenchmark = "alpha', 1))
+        self.quick_sanitizer_table('max_n = 1100\nskip = ["*Cases.Patterns", "*_all_equal"]\n')
         self.tree.passing("alpha")
         self.sanitizer(0, "========= ERROR SUMMARY: 0 errors")
         _, data, _ = self.tree.grade_json("--no-build", "1.1")
@@ -1054,12 +1056,8 @@ class PerfAndSanitizerTest(GradeTestCase):
     def test_racecheck_skip_leaves_cases_out_of_racecheck_alone(self):
         # [exercise.quick_sanitizer] racecheck_skip: racecheck's programs leave those cases out
         # too, memcheck's keep them; each tool's reason counts the cases it left out
-        manifest_path = self.tree.root / "chapters" / "01-demo" / "exercises.toml"
-        text = manifest_path.read_text()
-        manifest_path.write_text(text.replace('[exercise.perf]\nbenchmark = "alpha',
-                                              '[exercise.quick_sanitizer]\nskip = ["*Cases.Patterns"]\n'
-                                              'racecheck_skip = ["*Tiles/n4351", "*Tiles/n8703"]\n'
-                                              '[exercise.perf]\nbenchmark = "alpha', 1))
+        self.quick_sanitizer_table('skip = ["*Cases.Patterns"]\n'
+                                   'racecheck_skip = ["*Tiles/n4351", "*Tiles/n8703"]\n')
         self.tree.passing("alpha")
         self.sanitizer(0, "========= ERROR SUMMARY: 0 errors")
         _, data, _ = self.tree.grade_json("--no-build", "1.1")
