@@ -82,13 +82,19 @@ class SuiteTest(unittest.TestCase):
                        "fapi-cxx11-attribute-shared", "fapi-reduce-sync-scan", "fapi-barrier-count-sum",
                        "asm-host-syscall",
                        "timing-static-init-spinner",
+                       # a neighbour on the GPU that takes its memory (the control beside it must keep its marks)
+                       "gpu-memory-hog",
                        # writes just outside a buffer, inside the checker's mapping
                        "oob-write-past-output", "oob-write-before-input"):
             self.assertIn(wanted, names)
 
     def test_controls(self):
         controls = rt.load_controls()
-        self.assertEqual(sorted(c.student for c in controls), ["0-control-first", "zz-control-last"])
+        self.assertEqual(sorted(c.student for c in controls),
+                         ["0-0-gpu-memory-hog-beside", "0-control-first", "zz-control-last"])
+        beside = next(c for c in controls if c.beside)
+        self.assertEqual((beside.beside, beside.exercises), ("gpu-memory-hog", ["1.1"]))
+        rt.check_beside(rt.load_attacks(), controls)  # the pair is graded first, at once
 
     def test_beside_must_start_with_its_attack(self):
         hog = attack("hog", student="0-hog")
