@@ -374,8 +374,8 @@ def _grade(ex: Exercise, opts: Options, res: Result) -> None:
                                                     impl=opts.implementation, root=opts.root)
             if _forbidden(res, hit):
                 return
-            checking = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-            check_result = checking.submit(trace.carry(tokens))
+            pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+            checking = (pool, pool.submit(trace.carry(tokens)))
         elif _forbidden(res, check()):
             return
     for target in (ex.runner_target(opts.implementation), ex.test_target(opts.implementation)):
@@ -385,23 +385,81 @@ def _grade(ex: Exercise, opts: Options, res: Result) -> None:
             res.reason = opts.not_built[target][0]
             res.details = [d.replace(prefix, "") for d in opts.not_built[target][1]]
             return
-    with opts.gpu_lock.shared() if opts.gpu_lock else contextlib.nullcontext():
+    with opts.gpu_lock.shared() if opts.gpu_lock else contextlib.nullcontext() as hold:
         before = replace(res, details=list(res.details))
-        passed = run_tests(ex, opts, res)
-        if checking is not None:
-            checking.shutdown(wait=True)
-            if _forbidden(res, check_result.result(), before):
-                return
-        if not passed:
-            return
-        if opts.quick_sanitize and not run_quick_pass(ex, opts, res, quick_tools(src)):
-            return
-        for tool in opts.sanitize:
-            if not run_sanitizer(ex, opts, res, tool):
-                return
+        passed = _tests_and_sanitizers(ex, opts, res, src, checking)
+    if not passed and hold is not None:  # a failure a neighbour may have caused is not the verdict
+        passed = _confirm_alone(ex, opts, res, src, before, hold)
+    if not passed:
+        return
     if opts.perf and ex.perf:
         with opts.gpu_lock.exclusive() if opts.gpu_lock else contextlib.nullcontext():
             run_perf(ex, opts, res)
+
+
+def _tests_and_sanitizers(ex: Exercise, opts: Options, res: Result, src: Path, checking=None) -> bool:
+    """The exercise's programs on the GPU: its tests, then the quick sanitizer pass and the
+    --sanitize tools; True when all passed. `checking`: (executor, future) of the forbidden-API
+    check running beside the tests, whose finding replaces the tests' outcome."""
+    before = replace(res, details=list(res.details))
+    passed = run_tests(ex, opts, res)
+    if checking is not None:
+        checking[0].shutdown(wait=True)
+        if _forbidden(res, checking[1].result(), before):
+            return False
+    if not passed:
+        return False
+    if opts.quick_sanitize and not run_quick_pass(ex, opts, res, quick_tools(src)):
+        return False
+    return all(run_sanitizer(ex, opts, res, tool) for tool in opts.sanitize)
+
+
+# What in a failure another program on the same GPU can cause (class grading with --per-gpu
+# above 1, where nothing divides the GPU's memory or time between submissions): an allocation
+# that failed while a neighbour held the memory (the runtime's cudaErrorMemoryAllocation, "out
+# of memory"; the driver's CUDA_ERROR_OUT_OF_MEMORY; compute-sanitizer's own "Unable to allocate
+# enough memory"), or a program that ran out of time or was killed while a neighbour's kernels
+# shared the GPU. Never a wrong answer: the driver keeps each process's memory apart, so a
+# neighbour cannot change what a kernel computes.
+OUT_OF_MEMORY = re.compile(r"out[ _]of[ _]memory|cudaErrorMemoryAllocation|unable to allocate enough memory",
+                           re.IGNORECASE)
+
+
+def neighbour_failure(res: Result) -> str | None:
+    """How res failed, in words, when another program on the GPU could have caused it
+    ("ran out of memory", "timed out", "was killed (SIGKILL)"); None for any other outcome."""
+    if res.status not in (FAILED, CRASHED, TIMEOUT, SANITIZER):
+        return None
+    if res.status == TIMEOUT or (res.status == SANITIZER and "timed out after" in res.reason):
+        return "timed out"
+    if res.status == CRASHED and re.search(r"\bSIGKILL\b", res.reason):
+        return "was killed (SIGKILL)"
+    if any(OUT_OF_MEMORY.search(text) for text in [res.reason] + res.details):
+        return "ran out of memory"
+    return None
+
+
+def _confirm_alone(ex: Exercise, opts: Options, res: Result, src: Path, before: Result, hold) -> bool:
+    """Invariant: no failure a neighbour may have caused is a class's verdict. When the
+    exercise's programs under the GPU's shared lock (`hold`) failed that way (neighbour_failure)
+    while another submission held the lock too, res goes back to `before` (as it was before
+    them) and they run again under the exclusive lock, alone on the GPU: the second verdict is
+    the verdict, and a detail says so. True when that run passed. A hold that was never shared
+    (the failure is the exercise's own) or a submission whose time limit ran out: no rerun."""
+    why = neighbour_failure(res)
+    if why is None or not hold.overlapped or opts.gpu_lock is None:
+        return False
+    beside = f"{hold.others} other submission" + ("s" if hold.others > 1 else "")
+    first = f"its first run, beside {beside} on the GPU, {why} ({' '.join(res.reason.split())[:200]})"
+    if opts.deadline is not None and time.monotonic() >= opts.deadline:
+        res.details.append(f"not graded again alone on the GPU: {first}, and the submission's time limit "
+                           "has run out")
+        return False
+    _restore(res, before)
+    with trace.phase(f"grading {ex.id} again alone on the GPU"), opts.gpu_lock.exclusive():
+        passed = _tests_and_sanitizers(ex, opts, res, src)
+    res.details.append(f"graded again alone on the GPU: {first}; the verdict is the second run's")
+    return passed
 
 
 def checks_beside_tests(opts: Options) -> bool:
@@ -420,13 +478,19 @@ def _forbidden(res: Result, hit, before: Result | None = None) -> bool:
     if not hit:
         return False
     if before is not None:
-        for f in dataclasses.fields(res):
-            setattr(res, f.name, getattr(before, f.name))
+        _restore(res, before)
     res.status = FORBIDDEN
     res.correctness_points = 0.0
     res.reason = hit.message
     res.details = list(hit.details)
     return True
+
+
+def _restore(res: Result, before: Result) -> None:
+    """res as it was when `before` was copied from it (its details a list of its own)."""
+    for f in dataclasses.fields(res):
+        setattr(res, f.name, getattr(before, f.name))
+    res.details = list(before.details)
 
 
 def exercise_jobs_for(parallel: int, cpus: int | None = None) -> int:

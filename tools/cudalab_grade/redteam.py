@@ -24,7 +24,13 @@ attack.toml:
 
 Controls (tests/redteam/controls/<name>/control.toml) are the reference
 solutions of the targeted exercises, copied from solutions/ when the suite
-runs; they must get full marks.
+runs; they must get full marks:
+
+    student    = "0-control-first"  the student id (default: the folder's name)
+    exercises  = "targeted"       or a list of exercise ids
+    beside     = "gpu-memory-hog" optional: graded at the same time as this attack, on the
+                                  same GPU (check_beside: both ids sort first); left out of a
+                                  run without it
 
 One run: the submissions folder is built from the attacks and controls; the
 class grader builds the instructor's tree (--prepare-only), the shared
@@ -130,6 +136,7 @@ class Control:
     name: str
     student: str
     exercises: list[str] | str     # "targeted": every exercise an attack of the run targets
+    beside: str | None = None      # the attack it is graded at the same time as (check_beside)
 
 
 def _exercise_index(root: Path) -> dict:
@@ -220,8 +227,42 @@ def load_controls(suite: Path = SUITE, root: Path = ROOT) -> list[Control]:
         student = data.get("student", d.name)
         if not isinstance(student, str) or not student or "/" in student:
             raise SpecError(f"{spec}: 'student' must be a file name")
-        out.append(Control(d.name, student, ex))
+        beside = data.get("beside")
+        if beside is not None and (not isinstance(beside, str) or not beside):
+            raise SpecError(f"{spec}: 'beside' must be an attack's name")
+        unknown = set(data) - {"student", "exercises", "beside"}
+        if unknown:
+            raise SpecError(f"{spec}: unknown key(s) {', '.join(sorted(unknown))}")
+        out.append(Control(d.name, student, ex, beside))
     return out
+
+
+def check_beside(attacks: list[Attack], controls: list[Control]) -> None:
+    """A control graded beside an attack (control.toml's beside) must start with it. The
+    grader takes the submissions in the order of their names, each of its workers the next one
+    when it is free; with --per-gpu 2 on one GPU (the driver's) two workers start at once. So
+    the attack's id and the control's must sort next to each other, after no submission but
+    attacks of nothing (no file, no archive: graded in no time, they hold no worker back)."""
+    by_name = {a.name: a for a in attacks}
+    ids = sorted([(a.student_id, a) for a in attacks] + [(c.student, c) for c in controls],
+                 key=lambda pair: pair[0])
+    order = [i for i, _ in ids]
+    for c in controls:
+        if c.beside is None:
+            continue
+        a = by_name.get(c.beside)
+        if a is None:
+            raise SpecError(f"control {c.name}: 'beside' names no attack ('{c.beside}')")
+        if a.host_only or a.archive:
+            raise SpecError(f"control {c.name}: beside {a.name}, whose code never runs on the GPU")
+        k = order.index(a.student_id)
+        if order[k + 1:k + 2] != [c.student]:
+            raise SpecError(f"control {c.name}: its id '{c.student}' must sort right after "
+                            f"{a.name}'s ('{a.student_id}')")
+        early = [i for i, s in ids[:k] if not (isinstance(s, Attack) and not s.archive and not s.files())]
+        if early:
+            raise SpecError(f"control {c.name}: {a.name} and it must be the first submissions "
+                            f"graded, but {', '.join(repr(i) for i in early[:3])} sort before them")
 
 
 # --------------------------------------------------------------------------- building the class
@@ -234,6 +275,7 @@ class Student:
     name: str                  # the attack's or the control's name
     canary: str
     exercises: list[str]
+    beside: str | None = None  # a control's: the attack it is graded beside
 
 
 @dataclass
@@ -294,7 +336,7 @@ def build_class(attacks: list[Attack], controls: list[Control], exercises: list[
             dst = folder / chapter.dir / ex.file
             dst.parent.mkdir(parents=True, exist_ok=True)
             dst.write_text(_with_canary(text, canary))
-        students[folder.name] = Student(folder.name, c.student, "control", c.name, canary, ids)
+        students[folder.name] = Student(folder.name, c.student, "control", c.name, canary, ids, c.beside)
     return students
 
 
@@ -982,6 +1024,9 @@ def _check_problems(check: str, a: Attack, entry: str, f: Findings) -> list[str]
     return []
 
 
+ALONE_AGAIN = "graded again alone on the GPU"  # grading.py's detail of a second run alone
+
+
 def judge_control(c: Student, record: dict | None) -> Outcome:
     out = Outcome(c.name, True, describe(record, c.exercises))
     if record is None:
@@ -994,6 +1039,14 @@ def judge_control(c: Student, record: dict | None) -> Outcome:
                 out.problems.append(f"{x} not graded")
             elif e.get("status") != "passed" or _points(e) < float(e.get("max_points", 0)) - 1e-9:
                 out.problems.append(f"{x}: {e.get('status')} {_points(e):g}/{float(e.get('max_points', 0)):g}")
+        # the tests' outputs (reason and details): which exercises a neighbour made fail at first
+        again = [str(t.get("name", "")).split(" ", 1)[0] for t in record.get("tests", [])
+                 if ALONE_AGAIN in str(t.get("output", ""))]
+        if again:
+            out.notes.append(f"{', '.join(again)} {ALONE_AGAIN} (its first run failed beside another submission)")
+        elif c.beside:
+            out.notes.append(f"no exercise was graded again alone: {c.beside} did not make its tests fail "
+                             "(the check did not bite)")
     out.passed = not out.problems
     return out
 
@@ -1177,7 +1230,7 @@ def _run_logged(cmd: list[str], log: Path, cwd: Path, timeout: float, monitor: M
 
 def run(opts: Options, say=print) -> dict:
     """One run of the suite; the report (also written as redteam.json and redteam.md in opts.out)."""
-    attacks = load_attacks(opts.suite, opts.root)
+    attacks = every = load_attacks(opts.suite, opts.root)
     if opts.only:
         unknown = set(opts.only) - {a.name for a in attacks}
         if unknown:
@@ -1186,6 +1239,8 @@ def run(opts: Options, say=print) -> dict:
     if opts.mode == "host-only":
         attacks = [a for a in attacks if a.host_only]
     controls = load_controls(opts.suite, opts.root) if opts.mode == "gpu" else []
+    check_beside(every, controls)
+    controls = [c for c in controls if c.beside is None or c.beside in {a.name for a in attacks}]
     index = _exercise_index(opts.root)
     order = list(index)
     exercises = sorted({x for a in attacks for x in a.exercises}
@@ -1356,6 +1411,8 @@ def markdown_report(rep: dict) -> str:
         lines += ["", "## Controls (reference solutions)", "", "| control | got | result |", "| --- | --- | --- |"]
         for c in controls:
             result = "pass" if c["passed"] else "FAIL: " + "; ".join(c["problems"])
+            if c.get("notes"):
+                result += " (" + "; ".join(c["notes"]) + ")"
             lines.append(f"| {md_cell(c['name'])} | {md_cell(c['got'])} | {md_cell(result)} |")
     if checks:
         lines += ["", "## Side effects", "", "| check | result | detail |", "| --- | --- | --- |"]

@@ -8,6 +8,7 @@ grader must stop without a GPU): it needs cmake, ninja and nvcc, as CI has.
 """
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import os
@@ -81,13 +82,44 @@ class SuiteTest(unittest.TestCase):
                        "fapi-cxx11-attribute-shared", "fapi-reduce-sync-scan", "fapi-barrier-count-sum",
                        "asm-host-syscall",
                        "timing-static-init-spinner",
+                       # a neighbour on the GPU that takes its memory (the control beside it must keep its marks)
+                       "gpu-memory-hog",
                        # writes just outside a buffer, inside the checker's mapping
                        "oob-write-past-output", "oob-write-before-input"):
             self.assertIn(wanted, names)
 
     def test_controls(self):
         controls = rt.load_controls()
-        self.assertEqual(sorted(c.student for c in controls), ["0-control-first", "zz-control-last"])
+        self.assertEqual(sorted(c.student for c in controls),
+                         ["0-0-gpu-memory-hog-beside", "0-control-first", "zz-control-last"])
+        beside = next(c for c in controls if c.beside)
+        self.assertEqual((beside.beside, beside.exercises), ("gpu-memory-hog", ["1.1"]))
+        rt.check_beside(rt.load_attacks(), controls)  # the pair is graded first, at once
+
+    def test_beside_must_start_with_its_attack(self):
+        hog = attack("hog", student="0-hog")
+        hog.files = lambda: {"01-reduce-scan-histogram/sum_atomic.cu": Path("/nonexistent")}
+        nothing = attack("name-only", student="+1")
+        nothing.files = lambda: {}
+        late = attack("late", student="0-a")
+        late.files = hog.files
+        ok = rt.Control("b", "0-hog-beside", ["1.1"], "hog")
+        rt.check_beside([hog, nothing], [ok, rt.Control("first", "0-z", "targeted")])
+        for attacks, control, why in (
+                ([hog], rt.Control("b", "0-hog-beside", ["1.1"], "nope"), "names no attack"),
+                ([hog, attack("other", student="0-i")], rt.Control("b", "1-beside", ["1.1"], "hog"),
+                 "right after"),
+                ([hog, late], ok, "must be the first submissions"),
+                ([attack("hog", host_only=True, student="0-hog")], ok, "never runs on the GPU")):
+            with self.assertRaisesRegex(rt.SpecError, why):
+                rt.check_beside(attacks, [control])
+        with tempfile.TemporaryDirectory() as tmp:
+            d = Path(tmp) / "controls" / "c"
+            d.mkdir(parents=True)
+            for text, why in (('beside = 3\n', "an attack's name"), ('colour = "red"\n', "unknown key")):
+                (d / "control.toml").write_text(text)
+                with self.assertRaisesRegex(rt.SpecError, why):
+                    rt.load_controls(Path(tmp))
 
     def test_bad_specs_are_refused(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -313,6 +345,23 @@ class JudgeTest(unittest.TestCase):
         self.assertFalse(rt.judge_control(s, record(ex("1.1", "passed", 10, 1, 12), ex("1.2", "passed", 10))).passed)
         self.assertFalse(rt.judge_control(s, record(ex("1.1", "passed", 10, 2, 12))).passed)
         self.assertFalse(rt.judge_control(s, None).passed)
+
+    def test_a_control_graded_again_alone(self):
+        # full marks either way; the notes say whether the attack beside it made its tests fail
+        s = rt.Student("c", "c", "control", "beside-hog", "k", ["1.1"], beside="hog")
+        r = record(ex("1.1", "passed", 10))
+        r["tests"] = [{"name": "1.1 sum_atomic: Sum", "output": "all 40 tests passed\n\ngraded again alone on "
+                       "the GPU: its first run, beside 1 other submission on the GPU, ran out of memory (...)"}]
+        o = rt.judge_control(s, r)
+        self.assertTrue(o.passed)
+        self.assertEqual(o.notes, ["1.1 graded again alone on the GPU (its first run failed beside another "
+                                   "submission)"])
+        r["tests"][0]["output"] = "all 40 tests passed"
+        o = rt.judge_control(s, r)
+        self.assertTrue(o.passed)
+        self.assertIn("the check did not bite", o.notes[0])
+        md = rt.markdown_report({"passed": True, "controls": [dataclasses.asdict(o)]})
+        self.assertIn("the check did not bite", md)
 
     def test_global_checks(self):
         rows = rt.global_checks(rt.Findings(), 123)
