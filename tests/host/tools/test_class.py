@@ -1978,6 +1978,29 @@ class LimitsTest(unittest.TestCase):
         p = proc.run([PY, "-c", code], 60, Path("."), max_rss=200 << 20)
         self.assertIsNotNone(p.memory_exceeded)
 
+    def test_file_size_limit_stops_a_writer(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            f = Path(tmp) / "big"
+            p = proc.run(["/bin/sh", "-c", f"head -c 3000000 /dev/zero > {f}"], 30, Path(tmp),
+                         max_file=1 << 20)
+            self.assertNotEqual(p.returncode, 0)
+            self.assertEqual(f.stat().st_size, 1 << 20)
+            p = proc.run(["/bin/sh", "-c", f"head -c 3000000 /dev/zero > {f}"], 30, Path(tmp))
+            self.assertEqual((p.returncode, f.stat().st_size), (0, 3000000))  # MAX_FILE, 1 GiB
+
+    def test_file_limits_are_set_before_the_program_runs(self):
+        # with prlimit in front, not on the pid once it runs: what it starts at once has them
+        if proc._prlimit_tool() is None:
+            self.skipTest("no prlimit (util-linux) here")
+        code = ("import resource as r; print(r.getrlimit(r.RLIMIT_FSIZE), r.getrlimit(r.RLIMIT_CORE))")
+        with mock.patch.object(proc, "_limit_files", lambda *a: None):
+            p = proc.run([PY, "-c", code], 30, Path("."), max_file=5 << 20)
+            free = proc.run([PY, "-c", code], 30, Path("."), limit_files=False)
+        self.assertEqual(p.output.strip(), f"({5 << 20}, {5 << 20}) (0, 0)")
+        self.assertNotEqual(free.output.strip(), p.output.strip())
+        p = proc.run(["/nonexistent/prog"], 30, Path("."))
+        self.assertEqual((p.returncode, p.output.split(":")[0]), (127, "cannot start /nonexistent/prog"))
+
     def test_small_program_within_limits(self):
         p = proc.run([PY, "-c", "print('ok')"], 10, Path("."), max_output=100, max_rss=1 << 30)
         self.assertEqual((p.returncode, p.output.strip(), p.dropped), (0, "ok", 0))
