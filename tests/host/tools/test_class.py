@@ -1411,6 +1411,102 @@ class SharedBuildTest(unittest.TestCase):
         self.assertFalse([r for r in self.course.runs() if "beta" in r["argv"][0]])
 
 
+class BuildLimitsTest(unittest.TestCase):
+    """build_exercise within the limits of one build (classbuild.COMPILE_MAX_FILE and
+    COMPILE_MAX_RSS, made small here), with shell commands for the compiler and the linker:
+    one stopped by a limit is "did not compile" with the limit, whatever it left or said,
+    and a file that reached the limit is deleted at once."""
+
+    MAX_FILE, MAX_RSS = 1 << 20, 200 << 20
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="test-build-limits-")
+        self.tmp = Path(self._tmp.name)
+        self.ex = [e for c in load_all(FakeCourse(self.tmp).root) for e in c.exercises][0]
+        course = self.tmp / "shared" / "course"
+        self.sb = classbuild.SharedBuild(course=course, build_dir=course / "build" / "default")
+        self.sb.build_dir.mkdir(parents=True)
+        self.copy = self.tmp / "work" / "ann" / "course"
+        self.copy.mkdir(parents=True)
+        self.runner = self.ex.runner_target("starter")
+        self.obj = self.copy / "build" / "default" / "grade-obj" / f"{self.ex.slug}.o"
+        self.exe = self.copy / "build" / "default" / "bin" / self.runner
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def build(self, compile_cmd: str, link_cmd: str = "") -> tuple[str | None, str]:
+        """(why the runner was not built or None, the build log); `obj/x.o` is the object
+        and `bin/RUNNER` the runner in the commands (moved to the student's copy)."""
+        self.sb.compile_cmd[self.ex.slug] = compile_cmd
+        self.sb.starter_obj[self.ex.slug] = "obj/x.o"
+        self.sb.link_cmd[self.runner] = (link_cmd or "cp obj/x.o bin/RUNNER").replace("RUNNER", self.runner)
+        log = io.StringIO()
+        start = time.monotonic()
+        eb = classbuild.build_exercise(self.sb, self.ex, self.copy, [self.runner], 60, log,
+                                       max_file=self.MAX_FILE, max_rss=self.MAX_RSS)
+        self.assertLess(time.monotonic() - start, 20)
+        got = eb.not_built.get(self.runner)
+        if got is not None:
+            self.assertEqual(got[1], [])  # the reason says it all
+        return (got[0] if got else None), log.getvalue()
+
+    def assert_no_big_file(self):
+        for p in self.copy.rglob("*"):
+            self.assertFalse(p.is_file() and p.stat().st_size >= self.MAX_FILE, p)
+
+    FILE = ("did not compile: the compiler was stopped: a file it wrote reached 1 MiB, the most one "
+            "build may write (a course object is under 2 MiB)")
+    HOG = f"{PY} -c 'import time; x = bytearray(600 << 20); time.sleep(30)'"
+
+    def test_within_the_limits(self):
+        reason, _ = self.build("head -c 100000 /dev/zero > obj/x.o")
+        self.assertIsNone(reason)
+        self.assertEqual(self.exe.stat().st_size, 100000)
+
+    def test_an_object_that_reaches_the_limit(self):
+        # head is killed by SIGXFSZ at 1 MiB, silently: the file tells
+        reason, log = self.build("head -c 3000000 /dev/zero > obj/x.o")
+        self.assertEqual(reason, self.FILE)
+        self.assertFalse(self.obj.exists())
+        self.assertIn("grade: the compiler was stopped", log)
+        self.assert_no_big_file()
+
+    def test_any_file_of_the_compile_that_reaches_the_limit(self):
+        # an intermediate file stopped at the limit, then a small object and exit 0
+        reason, _ = self.build("(head -c 3000000 /dev/zero > obj/x.o.s); echo x > obj/x.o")
+        self.assertEqual(reason, self.FILE)
+        self.assertEqual(list(self.obj.parent.iterdir()), [])
+        self.assert_no_big_file()
+
+    def test_sigxfsz_said_by_the_compiler(self):
+        # nvcc when gas is killed: gcc says so and exits 4; no big file left, an empty object
+        reason, _ = self.build("echo 'gcc: internal compiler error: File size limit exceeded signal "
+                               "terminated program as'; : > obj/x.o; exit 4")
+        self.assertEqual(reason, self.FILE)
+        self.assertFalse(self.obj.exists())
+
+    def test_a_compiler_past_the_memory_limit(self):
+        reason, log = self.build(self.HOG)
+        self.assertEqual(reason, "did not compile: the compiler was stopped at 200 MiB of host memory "
+                                 "(the limit of one build; a course file needs under 400 MiB): a huge "
+                                 "initialised array or a compile-time computation?")
+        self.assertIn("(limit 200 MiB)", log)
+
+    def test_a_linker_past_the_limits(self):
+        reason, _ = self.build("echo x > obj/x.o", "head -c 3000000 /dev/zero > bin/RUNNER")
+        self.assertEqual(reason, "did not compile (link error): the linker was stopped: a file it wrote "
+                                 "reached 1 MiB, the most one build may write (a course runner is under 2 MiB)")
+        self.assertFalse(self.exe.exists())
+        self.assert_no_big_file()
+        reason, _ = self.build("echo x > obj/x.o", self.HOG)
+        self.assertTrue(reason.startswith("did not compile (link error): the linker was stopped at 200 MiB "
+                                          "of host memory (the limit of one build;"), reason)
+
+    def test_the_limits_of_a_class(self):
+        self.assertEqual((classbuild.COMPILE_MAX_FILE, classbuild.COMPILE_MAX_RSS), (64 << 20, 2 << 30))
+
+
 class HostileNamesTest(unittest.TestCase):
     """Student ids, member names and program output reach Markdown and CSV as text, never markup."""
 
