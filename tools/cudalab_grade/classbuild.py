@@ -21,6 +21,14 @@ it), and CMake builds them there (cudalab_<slug>_reference).
 
 The student's object is then checked for forbidden APIs (source.check_object:
 its symbols, imports and device instructions), by the caller, classgrade.
+
+Each compile and link of a submission runs within limits that a course file is far
+from: no file it writes may reach COMPILE_MAX_FILE (RLIMIT_FSIZE: the assembler or
+the linker is killed by SIGXFSZ, so a `.fill` of gigabytes fills no disk), and its
+processes together may hold at most COMPILE_MAX_RSS of host memory (proc.run's
+watchdog: a huge initialised `__device__` array makes cicc and ptxas take gigabytes).
+Either stop is the exercise's "did not compile", with the limit and why, and a file
+that reached the limit is deleted at once.
 """
 from __future__ import annotations
 
@@ -29,6 +37,8 @@ import os
 import re
 import shlex
 import shutil
+import signal
+import stat
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -36,6 +46,13 @@ from pathlib import Path
 
 from . import build, manifest, proc
 from .manifest import Exercise
+
+# Bytes any file a submission's compiler or linker writes may reach (RLIMIT_FSIZE);
+# a course object is under 2 MiB, a runner under 2 MiB.
+COMPILE_MAX_FILE = 64 << 20
+# Host memory of one compile or link, its children included (proc.run's watchdog);
+# nvcc peaks at about 330 MiB on the largest course file.
+COMPILE_MAX_RSS = 2 << 30
 
 # What a build of the course needs; build/, .git, .grade, docs and solutions are never copied.
 COURSE_PARTS = ("CMakeLists.txt", "CMakePresets.json", "cmake", "chapters", "tests", "starter", "tools")
@@ -222,12 +239,16 @@ class ExerciseBuild:
 
 def build_exercise(sb: SharedBuild, ex: Exercise, copy_root: Path, targets: list[str],
                    timeout: float, log, max_output: int = 1 << 20,
-                   sandbox_kind: str | None = None) -> ExerciseBuild:
+                   sandbox_kind: str | None = None, max_file: int = COMPILE_MAX_FILE,
+                   max_rss: int = COMPILE_MAX_RSS) -> ExerciseBuild:
     """Compile the student's file of `ex` in copy_root, check its symbols, link its programs.
 
     With `sandbox_kind`, the compiler runs sandboxed (sandbox.compile_prefix): it
     reads the student's copy of the course and the system's folders, writes only
-    its object's folder; a student's `#include` reaches nothing else."""
+    its object's folder; a student's `#include` reaches nothing else. Each compile
+    and link writes no file past `max_file` bytes and holds at most `max_rss` bytes
+    of host memory (see the module's docstring); past either it is stopped, its
+    exercise did not compile, and the files that reached `max_file` are deleted."""
     start = time.monotonic()
     out = ExerciseBuild()
     rel_src = f"starter/{ex.chapter_dir}/{ex.file}"
@@ -255,15 +276,18 @@ def build_exercise(sb: SharedBuild, ex: Exercise, copy_root: Path, targets: list
         readable = [copy_root] + [Path(d) for d in ("/opt",) if Path(d).is_dir()]
         prefix = sandbox.compile_prefix(sandbox_kind, readable=readable, writable=[obj.parent])
         env["CCACHE_DISABLE"] = "1"  # the cache is outside the sandbox
-    p = _logged(cmd, build_dir, env, timeout, log, max_output, prefix)
-    if p.timed_out:
-        return fail(f"did not compile: the compiler ran past the build time limit ({timeout:g} s)", [])
+    p = _logged(cmd, build_dir, env, timeout, log, max_output, prefix, max_rss=max_rss, max_file=max_file)
+    stopped = stopped_by_limit(p, "compiler", [obj.parent], max_file, max_rss)
+    if stopped is None and p.timed_out:
+        stopped = f"the compiler ran past the build time limit ({timeout:g} s)"
+    if stopped is not None:
+        log.write(f"grade: {stopped}\n")
+        obj.unlink(missing_ok=True)  # what a stopped compiler left is no object to check
+        return fail(f"did not compile: {stopped}", [])
     if p.returncode != 0 or not obj.exists():
         errors = build.compile_errors(p.output, rel_src, ex.test_target("starter"))
         errors = [re.sub(r"(?<![\w/])(?:\.\./)+(?=starter/)", "", e.replace(str(copy_root) + "/", ""))
                   for e in errors]
-        if p.memory_exceeded is not None:
-            errors.insert(0, f"the compiler was stopped: {p.failure()}")
         return fail("did not compile", errors or [gtest_tail(p.output)])
     for t in targets:
         if t not in sb.link_cmd:
@@ -272,8 +296,13 @@ def build_exercise(sb: SharedBuild, ex: Exercise, copy_root: Path, targets: list
         exe = build_dir / "bin" / t
         link = _swap(sb.link_cmd[t], sb.starter_obj[ex.slug], str(obj))
         link = _swap(link, f"bin/{t}", str(exe))
-        lp = _logged(link, sb.build_dir, {}, timeout, log, max_output)
-        if lp.returncode != 0 or not exe.exists():
+        lp = _logged(link, sb.build_dir, {}, timeout, log, max_output, max_rss=max_rss, max_file=max_file)
+        stopped = stopped_by_limit(lp, "linker", [exe.parent], max_file, max_rss)
+        if stopped is not None:
+            log.write(f"grade: {stopped}\n")
+            exe.unlink(missing_ok=True)
+            out.not_built[t] = (f"did not compile (link error): {stopped}", [])
+        elif lp.returncode != 0 or not exe.exists():
             lines = [ln.strip() for ln in lp.output.splitlines()
                      if re.search(r"error|undefined reference|multiple definition", ln, re.I)]
             out.not_built[t] = ("did not compile (link error)",
@@ -282,18 +311,65 @@ def build_exercise(sb: SharedBuild, ex: Exercise, copy_root: Path, targets: list
     return out
 
 
+FILE_LIMIT_WORDS = "File size limit exceeded"  # what gcc, collect2 and sh say of a SIGXFSZ
+
+
+def stopped_by_limit(p: proc.Proc, tool: str, places: list[Path], max_file: int,
+                     max_rss: int) -> str | None:
+    """Why a submission's compile or link `p` was stopped by a limit of one build, or None.
+
+    Host memory: proc.run's watchdog killed it past max_rss. File size: a file in `places`
+    (the folders it writes) reached max_file (RLIMIT_FSIZE stopped it there), or its output
+    says that a program was killed by SIGXFSZ (the assembler's file may be gone). Every
+    file of `places` that reached max_file is deleted here, whatever the verdict."""
+    big = _remove_big_files(places, max_file)
+    if p.memory_exceeded is not None:
+        need = ("a course file needs under 400 MiB): a huge initialised array or a compile-time "
+                "computation?" if tool == "compiler" else "a course program links in under 100 MiB)")
+        return (f"the {tool} was stopped at {max_rss / 2**20:g} MiB of host memory "
+                f"(the limit of one build; {need}")
+    if big or (p.returncode != 0 and FILE_LIMIT_WORDS in p.output) or p.returncode == -signal.SIGXFSZ:
+        what = "object" if tool == "compiler" else "runner"
+        return (f"the {tool} was stopped: a file it wrote reached {max_file / 2**20:g} MiB, the most "
+                f"one build may write (a course {what} is under 2 MiB)")
+    return None
+
+
+def _remove_big_files(places: list[Path], max_file: int) -> list[Path]:
+    """Delete every file below `places` of max_file bytes or more (no link followed); those files."""
+    big = []
+    for top in places:
+        for dirpath, _, names in os.walk(top, followlinks=False):
+            for n in names:
+                f = Path(dirpath) / n
+                try:
+                    st = f.lstat()
+                    if stat.S_ISREG(st.st_mode) and st.st_size >= max_file:
+                        f.unlink()
+                        big.append(f)
+                except OSError:
+                    pass
+    return big
+
+
 def _swap(cmd: str, old: str, new: str) -> str:
     """Replace the whitespace-separated word `old` in cmd by `new`."""
     return re.sub(rf"(?<=\s){re.escape(old)}(?=\s|$)", lambda _: shlex.quote(new), cmd)
 
 
 def _logged(cmd: str, cwd: Path, env: dict[str, str], timeout: float, log, max_output: int,
-            prefix: list[str] | None = None) -> proc.Proc:
+            prefix: list[str] | None = None, *, max_rss: int = COMPILE_MAX_RSS,
+            max_file: int = COMPILE_MAX_FILE) -> proc.Proc:
+    """One compile or link of a submission: within the build's time, memory and file limits."""
     log.write(f"$ {cmd}\n")
-    p = proc.run([*(prefix or []), "/bin/sh", "-c", cmd], timeout, cwd, env, max_output=max_output)
+    p = proc.run([*(prefix or []), "/bin/sh", "-c", cmd], timeout, cwd, env, max_output=max_output,
+                 max_rss=max_rss, max_file=max_file)
     log.write(p.output)
     if p.timed_out:
         log.write(f"grade: stopped after {timeout:g} s\n")
+    elif p.memory_exceeded is not None:
+        log.write(f"grade: stopped at {p.memory_exceeded / 2**20:.0f} MiB of host memory "
+                  f"(limit {max_rss / 2**20:g} MiB)\n")
     log.flush()
     return p
 

@@ -22,6 +22,13 @@ used); a program killed by the cgroup's OOM killer gets `memory_exceeded`
 (memory.peak, else memory.max). A timeout, an interrupt, or the program's
 end kills the whole cgroup: nothing it started outlives it.
 
+Every program also runs without core dumps and can write no file past `max_file` bytes
+(RLIMIT_CORE, RLIMIT_FSIZE; default MAX_FILE): a write past it fails and the writer gets
+SIGXFSZ (killed, unless it handles it). The limits are set before the program starts
+(through util-linux `prlimit` where there is one, else on its pid just after it started,
+when a program that starts another one at once may be quicker), and what it starts
+inherits them.
+
 A program run with `gpu=` (a test, a sanitizer run, a benchmark: grading.Options.run) is
 remembered once it has ended: `leftovers()` lists the processes of its process group still
 alive (a runner still tearing down its CUDA context after its checker exited, a killed group
@@ -35,6 +42,8 @@ import resource
 import selectors
 import signal
 import concurrent.futures
+import functools
+import shutil
 import subprocess
 import threading
 import time
@@ -160,19 +169,45 @@ def group_rss(pgid: int) -> int:
     return total
 
 
-def _limit_files(pid: int) -> None:
-    """No core dumps, no file past MAX_FILE, for the program and what it starts."""
-    for res, value in ((resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, MAX_FILE)):
+def _limit_files(pid: int, max_file: int = MAX_FILE) -> None:
+    """No core dumps, no file past max_file, for the program and what it starts from now on."""
+    for res, value in ((resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, max_file)):
         try:
             resource.prlimit(pid, res, (value, value))
         except (OSError, ValueError, AttributeError):
             pass
 
 
+@functools.cache
+def _prlimit_tool() -> str | None:
+    return shutil.which("prlimit", path=os.pathsep.join(
+        [os.environ.get("PATH", ""), "/usr/bin", "/bin", "/usr/sbin", "/sbin"]))
+
+
+def _limit_words(cmd: list[str], cwd: Path, path: str | None, max_file: int) -> list[str]:
+    """The words that set the limits of _limit_files before cmd runs: `prlimit` (util-linux),
+    so that nothing cmd starts at once escapes them (set on its pid after the start, they
+    miss what it started meanwhile: a sandbox's process, with the grader's threads busy).
+    [] where there is no prlimit, or where cmd cannot be found (Popen then says so, as
+    always)."""
+    tool = _prlimit_tool()
+    if tool is None or not cmd:
+        return []
+    prog = cmd[0]
+    if "/" in prog:
+        target = Path(cwd) / prog
+        found = target.is_file() and os.access(target, os.X_OK)
+    else:
+        found = shutil.which(prog, path=path if path is not None else os.defpath) is not None
+    if not found:
+        return []
+    return [tool, "--core=0", f"--fsize={max_file}", "--"]
+
+
 def run(cmd: list[str], timeout: float | None, cwd: Path, env: dict[str, str] | None = None,
         max_output: int = 0, max_rss: int = 0, log: Path | None = None,
         limit_files: bool = True, cgroup=None, on_start=None, term_grace: float = 0.0,
-        gpu: str | None = None) -> Proc:
+        gpu: str | None = None, max_file: int = MAX_FILE) -> Proc:
     """Run cmd in its own session, within the limits (0 = no limit on output or memory;
     timeout None = no time limit). With `log`, every byte of output is also written
     to that file as it arrives (uncapped), so a long build can be followed. If the
@@ -182,15 +217,21 @@ def run(cmd: list[str], timeout: float | None, cwd: Path, env: dict[str, str] | 
     `term_grace` > 0 (a program that runs programs itself, such as the grader): on a timeout
     or an interrupt its group gets SIGTERM first and that many seconds to stop its own
     programs, then SIGKILL. `gpu` (the CUDA_VISIBLE_DEVICES it runs with, "" when unset): a
-    program that may use the GPU, whose process group leftovers() watches once it has ended."""
+    program that may use the GPU, whose process group leftovers() watches once it has ended.
+    `max_file`: with `limit_files`, the most bytes any file it (or what it starts) writes may
+    reach (RLIMIT_FSIZE; a write past it fails with SIGXFSZ), MAX_FILE unless told; no core
+    dumps either. limit_files=False: neither limit (a trusted tool, such as the build)."""
     if _stopping.is_set():
         return Proc(None, f"not started: {cmd[0]}: the grader is stopping", 0.0)
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    name = cmd[0]
+    limits = _limit_words(cmd, cwd, full_env.get("PATH"), max_file) if limit_files else []
+    cmd = limits + list(cmd)
     if cgroup is not None:
         cmd = cgroup.wrap(cmd)
         max_rss = 0
         ooms = cgroup.oom_killed()
-    full_env = dict(os.environ)
-    full_env.update(env or {})
     start = time.monotonic()
     log_file = log.open("ab") if log is not None else None
     try:
@@ -199,11 +240,11 @@ def run(cmd: list[str], timeout: float | None, cwd: Path, env: dict[str, str] | 
                              start_new_session=True)
     except OSError as e:
         if log_file is not None:
-            log_file.write(f"cannot start {cmd[0]}: {e}\n".encode())
+            log_file.write(f"cannot start {name}: {e}\n".encode())
             log_file.close()
-        return Proc(127, f"cannot start {cmd[0]}: {e}", 0.0)
-    if limit_files:
-        _limit_files(p.pid)
+        return Proc(127, f"cannot start {name}: {e}", 0.0)
+    if limit_files and not limits:  # no prlimit here: on its pid, as soon as it runs
+        _limit_files(p.pid, max_file)
     with _live_lock:
         _live.add(p.pid)
         _ended.pop(p.pid, None)  # a pid used again: its old group is long gone

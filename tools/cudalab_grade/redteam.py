@@ -15,6 +15,8 @@ attack.toml:
     stopped_by = "..."            what should stop it
     statuses   = ["forbidden"]    optional: the grader's status must be one of these
     checks     = ["csv"]          optional: side-effect checks this attack also fails
+                                  ("no-big-files": no file of classbuild.COMPILE_MAX_FILE
+                                  bytes or more in the grader's output, work folders included)
     archive    = "pax-huge"       optional: the submission is made by this recipe
     student    = "=HYPERLINK(..)" optional: the student id (the entry's name)
     armed      = "nvcc"           optional: what the attack needs to be a threat
@@ -61,6 +63,7 @@ import secrets
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tarfile
@@ -71,7 +74,9 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .classbuild import COMPILE_MAX_FILE
 from .manifest import load_all
+from .submissions import safe_name
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "tests" / "redteam"
@@ -82,7 +87,7 @@ EXPECTS = ("zero", "rejected", "no-perf")
 STATUSES = ("passed", "failed", "crashed", "timeout", "compile_error", "forbidden", "no_gpu",
             "sanitizer", "grader_error", "memory", "not_submitted", "rejected")
 CHECKS = ("csv", "markdown", "merge", "no-leak", "no-seed-leak", "outputs-stable", "shared-build",
-          "no-processes", "no-files", "no-network", "grader-exit", "grader-memory")
+          "no-processes", "no-files", "no-network", "grader-exit", "grader-memory", "no-big-files")
 ARMED = ("solution-runner", "nvcc", "relative-include")
 KEYS = {"tries", "exercises", "expect", "host_only", "stopped_by", "statuses", "checks", "archive",
         "student", "armed", "max_processes", "max_rss_mib", "perf_reason"}
@@ -758,6 +763,25 @@ def remove_paths(paths) -> None:
             pass
 
 
+def big_files(gout: Path, limit: int) -> dict[str, list[str]]:
+    """Files of `limit` bytes or more in the grader's output (its students' work folders
+    included: the run keeps them), by the student folder they are in (work/<s>/ or
+    students/<s>/; "?" elsewhere): what a compile past the file-size limit leaves."""
+    out: dict[str, list[str]] = {}
+    for dirpath, _, names in os.walk(gout, followlinks=False):
+        for n in names:
+            path = Path(dirpath) / n
+            try:
+                st = path.lstat()
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and st.st_size >= limit:
+                rel = path.relative_to(gout).parts
+                owner = rel[1] if len(rel) > 2 and rel[0] in ("work", "students") else "?"
+                out.setdefault(owner, []).append(f"{'/'.join(rel)} ({st.st_size >> 20} MiB)")
+    return out
+
+
 def hash_tree(top: Path) -> dict[str, str]:
     """relative path -> sha256 of every file below top (links as their target text)."""
     out = {}
@@ -901,6 +925,8 @@ class Findings:
     formula_of: dict[str, list[str]] = field(default_factory=dict)  # entry (or "?") -> formula cells
     merge: list[str] = field(default_factory=list)
     armed: dict[str, str] = field(default_factory=dict)             # armed key -> "" or why not
+    big_files: dict[str, list[str]] = field(default_factory=dict)   # student folder (or "?") -> files
+    big_limit: int = COMPILE_MAX_FILE
 
 
 @dataclass
@@ -1019,6 +1045,13 @@ def _check_problems(check: str, a: Attack, entry: str, f: Findings) -> list[str]
         return ["the shared build changed: " + ", ".join(f.shared_changes[:3])]
     if check == "grader-exit" and (f.grader_rc != 0 or f.grader_killed):
         return [f"the grader {f.grader_killed or f'exited {f.grader_rc}'}"]
+    if check == "no-big-files":
+        keys = dict.fromkeys((safe_name(entry), safe_name(a.student_id), "?"))  # its folders, or nobody's
+        left = [p for key in keys for p in f.big_files.get(key, [])]
+        if left:
+            return [f"left {len(left)} file(s) of {f.big_limit >> 20} MiB or more in the grader's output: "
+                    + ", ".join(left[:3])]
+        return []
     if check == "grader-memory" and f.grader_peak > f.grader_limit:
         return [f"the grader used {f.grader_peak >> 20} MiB (at most {f.grader_limit >> 20})"]
     return []
@@ -1302,6 +1335,8 @@ def run(opts: Options, say=print) -> dict:
         f.grader_peak, f.peak_count, f.peak_rss = monitor.grader_peak, monitor.peak_count, monitor.peak_rss
         f.processes = kill_marker_processes(names)
         f.shared_changes = diff_hashes(shared_before, hash_tree(shared_bin))
+        if any("no-big-files" in a.checks for a in attacks):
+            f.big_files = big_files(gout, f.big_limit)
         after = marker_files(temp_places + repo_places + [(gout, 64), (work, 1)],
                              skip=(gout / "work",)) | marker_files([(gout / "work", 1)])
         for p in sorted(after - before):

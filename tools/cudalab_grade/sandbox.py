@@ -34,7 +34,10 @@ What a sandboxed program sees and can do
   checker; its stdout and stderr; descriptors of CUDA VMM memory).
 - Limits of memory (its children and its tmpfs pages included), processes
   and CPU come from a cgroup v2 (`Cgroup`) where the machine offers one;
-  elsewhere the caller keeps proc.run's watchdog of the process group.
+  elsewhere the caller keeps proc.run's watchdog of the process group. A
+  class submission's compiler gets no cgroup: proc.run's watchdog holds it to
+  classbuild.COMPILE_MAX_RSS (2 GiB) and RLIMIT_FSIZE to files under
+  classbuild.COMPILE_MAX_FILE (64 MiB), its linker (outside) too.
 
 What it does not stop
 ---------------------

@@ -1411,6 +1411,102 @@ class SharedBuildTest(unittest.TestCase):
         self.assertFalse([r for r in self.course.runs() if "beta" in r["argv"][0]])
 
 
+class BuildLimitsTest(unittest.TestCase):
+    """build_exercise within the limits of one build (classbuild.COMPILE_MAX_FILE and
+    COMPILE_MAX_RSS, made small here), with shell commands for the compiler and the linker:
+    one stopped by a limit is "did not compile" with the limit, whatever it left or said,
+    and a file that reached the limit is deleted at once."""
+
+    MAX_FILE, MAX_RSS = 1 << 20, 200 << 20
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="test-build-limits-")
+        self.tmp = Path(self._tmp.name)
+        self.ex = [e for c in load_all(FakeCourse(self.tmp).root) for e in c.exercises][0]
+        course = self.tmp / "shared" / "course"
+        self.sb = classbuild.SharedBuild(course=course, build_dir=course / "build" / "default")
+        self.sb.build_dir.mkdir(parents=True)
+        self.copy = self.tmp / "work" / "ann" / "course"
+        self.copy.mkdir(parents=True)
+        self.runner = self.ex.runner_target("starter")
+        self.obj = self.copy / "build" / "default" / "grade-obj" / f"{self.ex.slug}.o"
+        self.exe = self.copy / "build" / "default" / "bin" / self.runner
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def build(self, compile_cmd: str, link_cmd: str = "") -> tuple[str | None, str]:
+        """(why the runner was not built or None, the build log); `obj/x.o` is the object
+        and `bin/RUNNER` the runner in the commands (moved to the student's copy)."""
+        self.sb.compile_cmd[self.ex.slug] = compile_cmd
+        self.sb.starter_obj[self.ex.slug] = "obj/x.o"
+        self.sb.link_cmd[self.runner] = (link_cmd or "cp obj/x.o bin/RUNNER").replace("RUNNER", self.runner)
+        log = io.StringIO()
+        start = time.monotonic()
+        eb = classbuild.build_exercise(self.sb, self.ex, self.copy, [self.runner], 60, log,
+                                       max_file=self.MAX_FILE, max_rss=self.MAX_RSS)
+        self.assertLess(time.monotonic() - start, 20)
+        got = eb.not_built.get(self.runner)
+        if got is not None:
+            self.assertEqual(got[1], [])  # the reason says it all
+        return (got[0] if got else None), log.getvalue()
+
+    def assert_no_big_file(self):
+        for p in self.copy.rglob("*"):
+            self.assertFalse(p.is_file() and p.stat().st_size >= self.MAX_FILE, p)
+
+    FILE = ("did not compile: the compiler was stopped: a file it wrote reached 1 MiB, the most one "
+            "build may write (a course object is under 2 MiB)")
+    HOG = f"{PY} -c 'import time; x = bytearray(600 << 20); time.sleep(30)'"
+
+    def test_within_the_limits(self):
+        reason, _ = self.build("head -c 100000 /dev/zero > obj/x.o")
+        self.assertIsNone(reason)
+        self.assertEqual(self.exe.stat().st_size, 100000)
+
+    def test_an_object_that_reaches_the_limit(self):
+        # head is killed by SIGXFSZ at 1 MiB, silently: the file tells
+        reason, log = self.build("head -c 3000000 /dev/zero > obj/x.o")
+        self.assertEqual(reason, self.FILE)
+        self.assertFalse(self.obj.exists())
+        self.assertIn("grade: the compiler was stopped", log)
+        self.assert_no_big_file()
+
+    def test_any_file_of_the_compile_that_reaches_the_limit(self):
+        # an intermediate file stopped at the limit, then a small object and exit 0
+        reason, _ = self.build("(head -c 3000000 /dev/zero > obj/x.o.s); echo x > obj/x.o")
+        self.assertEqual(reason, self.FILE)
+        self.assertEqual(list(self.obj.parent.iterdir()), [])
+        self.assert_no_big_file()
+
+    def test_sigxfsz_said_by_the_compiler(self):
+        # nvcc when gas is killed: gcc says so and exits 4; no big file left, an empty object
+        reason, _ = self.build("echo 'gcc: internal compiler error: File size limit exceeded signal "
+                               "terminated program as'; : > obj/x.o; exit 4")
+        self.assertEqual(reason, self.FILE)
+        self.assertFalse(self.obj.exists())
+
+    def test_a_compiler_past_the_memory_limit(self):
+        reason, log = self.build(self.HOG)
+        self.assertEqual(reason, "did not compile: the compiler was stopped at 200 MiB of host memory "
+                                 "(the limit of one build; a course file needs under 400 MiB): a huge "
+                                 "initialised array or a compile-time computation?")
+        self.assertIn("(limit 200 MiB)", log)
+
+    def test_a_linker_past_the_limits(self):
+        reason, _ = self.build("echo x > obj/x.o", "head -c 3000000 /dev/zero > bin/RUNNER")
+        self.assertEqual(reason, "did not compile (link error): the linker was stopped: a file it wrote "
+                                 "reached 1 MiB, the most one build may write (a course runner is under 2 MiB)")
+        self.assertFalse(self.exe.exists())
+        self.assert_no_big_file()
+        reason, _ = self.build("echo x > obj/x.o", self.HOG)
+        self.assertTrue(reason.startswith("did not compile (link error): the linker was stopped at 200 MiB "
+                                          "of host memory (the limit of one build;"), reason)
+
+    def test_the_limits_of_a_class(self):
+        self.assertEqual((classbuild.COMPILE_MAX_FILE, classbuild.COMPILE_MAX_RSS), (64 << 20, 2 << 30))
+
+
 class HostileNamesTest(unittest.TestCase):
     """Student ids, member names and program output reach Markdown and CSV as text, never markup."""
 
@@ -1977,6 +2073,29 @@ class LimitsTest(unittest.TestCase):
                 "subprocess.run([sys.executable, '-c', 'import time; x = bytearray(500 << 20); time.sleep(10)'])")
         p = proc.run([PY, "-c", code], 60, Path("."), max_rss=200 << 20)
         self.assertIsNotNone(p.memory_exceeded)
+
+    def test_file_size_limit_stops_a_writer(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            f = Path(tmp) / "big"
+            p = proc.run(["/bin/sh", "-c", f"head -c 3000000 /dev/zero > {f}"], 30, Path(tmp),
+                         max_file=1 << 20)
+            self.assertNotEqual(p.returncode, 0)
+            self.assertEqual(f.stat().st_size, 1 << 20)
+            p = proc.run(["/bin/sh", "-c", f"head -c 3000000 /dev/zero > {f}"], 30, Path(tmp))
+            self.assertEqual((p.returncode, f.stat().st_size), (0, 3000000))  # MAX_FILE, 1 GiB
+
+    def test_file_limits_are_set_before_the_program_runs(self):
+        # with prlimit in front, not on the pid once it runs: what it starts at once has them
+        if proc._prlimit_tool() is None:
+            self.skipTest("no prlimit (util-linux) here")
+        code = ("import resource as r; print(r.getrlimit(r.RLIMIT_FSIZE), r.getrlimit(r.RLIMIT_CORE))")
+        with mock.patch.object(proc, "_limit_files", lambda *a: None):
+            p = proc.run([PY, "-c", code], 30, Path("."), max_file=5 << 20)
+            free = proc.run([PY, "-c", code], 30, Path("."), limit_files=False)
+        self.assertEqual(p.output.strip(), f"({5 << 20}, {5 << 20}) (0, 0)")
+        self.assertNotEqual(free.output.strip(), p.output.strip())
+        p = proc.run(["/nonexistent/prog"], 30, Path("."))
+        self.assertEqual((p.returncode, p.output.split(":")[0]), (127, "cannot start /nonexistent/prog"))
 
     def test_small_program_within_limits(self):
         p = proc.run([PY, "-c", "print('ok')"], 10, Path("."), max_output=100, max_rss=1 << 30)

@@ -85,7 +85,9 @@ class SuiteTest(unittest.TestCase):
                        # a neighbour on the GPU that takes its memory (the control beside it must keep its marks)
                        "gpu-memory-hog",
                        # writes just outside a buffer, inside the checker's mapping
-                       "oob-write-past-output", "oob-write-before-input"):
+                       "oob-write-past-output", "oob-write-before-input",
+                       # a compile that fills the disk or the host's memory
+                       "compile-disk-fill", "compile-memory-bomb"):
             self.assertIn(wanted, names)
 
     def test_controls(self):
@@ -332,6 +334,12 @@ class JudgeTest(unittest.TestCase):
         self.assertFalse(self.judge(seed, clean, rt.Findings(seed_exfil={"x": ["report.md"]})).passed)
         md = attack("md", checks=["markdown"])
         self.assertFalse(self.judge(md, clean, rt.Findings(markdown={"summary.md": ["<img"]})).passed)
+        big = attack("fill", checks=["no-big-files"])
+        left = {"fill": ["work/fill/course/build/default/grade-obj/x.o (256 MiB)"]}
+        o = self.judge(big, clean, rt.Findings(big_files=left), entry="fill")
+        self.assertEqual(o.problems, ["left 1 file(s) of 64 MiB or more in the grader's output: "
+                                      "work/fill/course/build/default/grade-obj/x.o (256 MiB)"])
+        self.assertTrue(self.judge(big, clean, rt.Findings(big_files={"other": ["x"]}), entry="fill").passed)
 
     def test_not_armed_is_noted(self):
         f = rt.Findings(armed={"nvcc": "no nvcc"})
@@ -415,6 +423,21 @@ class OutputsTest(unittest.TestCase):
             (top / "b").unlink()
             (top / "c").write_text("4")
             self.assertEqual(rt.diff_hashes(before, rt.hash_tree(top)), ["a changed", "b removed", "c added"])
+
+
+class BigFilesTest(unittest.TestCase):
+    def test_big_files_by_student(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            gout = Path(tmp)
+            for rel, size in (("work/ann/course/build/default/grade-obj/x.o", 64 << 20),
+                              ("work/ann/course/build/default/bin/r", (64 << 20) - 1),
+                              ("students/bob/build.log", 100 << 20), ("shared/big", 70 << 20)):
+                (gout / rel).parent.mkdir(parents=True, exist_ok=True)
+                with (gout / rel).open("wb") as f:
+                    f.truncate(size)  # sparse: no disk used
+            self.assertEqual(rt.big_files(gout, 64 << 20), {
+                "ann": ["work/ann/course/build/default/grade-obj/x.o (64 MiB)"],
+                "bob": ["students/bob/build.log (100 MiB)"], "?": ["shared/big (70 MiB)"]})
 
 
 class WatchersTest(unittest.TestCase):
