@@ -53,6 +53,8 @@ def _programs(names: list[str]) -> str:
 def _name(args) -> str:
     argv = [args] if isinstance(args, (str, bytes, os.PathLike)) else list(args or ["?"])
     words = [os.fsdecode(a) for a in argv]
+    if os.path.basename(words[0]) == "prlimit" and "--" in words[:-1]:
+        words = words[words.index("--") + 1:]  # proc.run's limits, set in front of the program
     name = os.path.basename(words[0])
     if name.startswith("python") and len(words) > 1 and words[1] == "-c":
         return name + " -c"

@@ -1677,6 +1677,9 @@ class TraceTest(GradeTestCase):
         self.assertEqual(trace._programs([]), "")
         self.assertEqual(trace._name([PY, "-c", "pass"]), Path(PY).name + " -c")
         self.assertEqual(trace._name("/usr/bin/nm -u x.o"), "nm -u x.o")
+        # proc.run's limits in front: the program's name, not prlimit's
+        self.assertEqual(trace._name(["/usr/bin/prlimit", "--core=0", "--fsize=1", "--", "/b/t_test", "-x"]),
+                         "t_test")
 
 
 class HelperTest(unittest.TestCase):
