@@ -120,9 +120,13 @@ struct Fresh {
 /// Benchmark up to 1.8 crashes computing the statistics of repetitions of
 /// which some were skipped and some not (google/benchmark issues 1406 and
 /// 2206: a null dereference or a check on the iteration count). A marked
-/// repetition runs its iterations to the end, untimed work unchanged, and
-/// every reader of the results (cudalab_grade.bench.results_from) takes a
-/// benchmark with a marked repetition as failed, with the label's message.
+/// repetition runs its remaining iterations without any work, each counted
+/// as one second (time_runs), so that it ends at once: a code whose calls do
+/// nothing would otherwise need millions of iterations, each with its untimed
+/// new inputs, to reach the minimum time, and the benchmark would run past
+/// its time limit instead of saying that the output is wrong. Every reader of
+/// the results (cudalab_grade.bench.results_from) takes a benchmark with a
+/// marked repetition as failed, with the label's message.
 inline constexpr const char* kWrongOutputCounter = "wrong_output";
 
 /// @brief Marks the current repetition's output wrong (kWrongOutputCounter
@@ -181,6 +185,10 @@ void time_runs(benchmark::State& state, Launch&& launch, std::size_t bytes_per_r
   double timed = 0, verifying = 0;
   std::string wrong;
   for (auto _ : state) {
+    if (!wrong.empty()) {  // a marked repetition: no more work, its time means nothing
+      state.SetIterationTime(1.0);
+      continue;
+    }
     if (fresh.refresh) fresh.refresh(stream);
     flusher.flush(stream);
     double seconds = 0;
@@ -207,7 +215,7 @@ void time_runs(benchmark::State& state, Launch&& launch, std::size_t bytes_per_r
     }
     state.SetIterationTime(seconds);
     timed += seconds;
-    // Untimed. After a wrong output the iterations run to the end unchecked:
+    // Untimed. After a wrong output the iterations left do nothing (the top of the loop):
     // leaving the loop early needs SkipWithError (report_wrong_output() says why not).
     if (wrong.empty() && fresh.verify && sampled(pick) && verifying <= kVerifyShare * timed) {
       const auto v0 = Clock::now();
