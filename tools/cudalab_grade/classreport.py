@@ -404,6 +404,9 @@ def summary(records: list[dict], title: str = "Class summary", png: str | None =
             if e["status"] == "grader_error":
                 attention.append(f"- {md_text(c['student'])} {md_text(e['id'])}: "
                                  f"{md_text(e['reason'])}")
+            if isinstance(e.get("alone"), str) and e["alone"]:  # a neighbour on the GPU failed its first run
+                attention.append(f"- {md_text(c['student'])} {md_text(e['id'])}: "
+                                 f"{md_text(e['alone'])}")
             if e.get("perf_verdict") == "implausible":
                 attention.append(f"- {md_text(c['student'])} {md_text(e['id'])}: speed refused as "
                                  "implausible (no speed points): read its report")

@@ -206,6 +206,8 @@ class Result:
     seconds: float = 0.0
     hidden_suite: bool = False          # the exercise has a hidden test program (--hidden-tests)
     hidden_tests: int | None = None     # tests the hidden program ran; None: it did not run
+    # a class's second run alone on the GPU (_confirm_alone): its detail line, or "" (none)
+    alone: str = ""
     # --perf: the ratio's 95 % interval, repetitions behind it, the GPU's state during the run
     # (gpuwatch.Watch.summary) and the speed verdict: "" (not measured), "ok", "implausible"
     ratio_low: float | None = None
@@ -452,13 +454,15 @@ def _confirm_alone(ex: Exercise, opts: Options, res: Result, src: Path, before: 
     beside = f"{hold.others} other submission" + ("s" if hold.others > 1 else "")
     first = f"its first run, beside {beside} on the GPU, {why} ({' '.join(res.reason.split())[:200]})"
     if opts.deadline is not None and time.monotonic() >= opts.deadline:
-        res.details.append(f"not graded again alone on the GPU: {first}, and the submission's time limit "
-                           "has run out")
+        res.alone = (f"not graded again alone on the GPU: {first}, and the submission's time limit "
+                     "has run out")
+        res.details.append(res.alone)
         return False
     _restore(res, before)
     with trace.phase(f"grading {ex.id} again alone on the GPU"), opts.gpu_lock.exclusive():
         passed = _tests_and_sanitizers(ex, opts, res, src)
-    res.details.append(f"graded again alone on the GPU: {first}; the verdict is the second run's")
+    res.alone = f"graded again alone on the GPU: {first}; the verdict is the second run's"
+    res.details.append(res.alone)
     return passed
 
 

@@ -143,7 +143,8 @@ def _machine(r: Result) -> dict:
             "calibration": r.calibration, "copy_gbps": r.copy_gbps, "device": r.device,
             "host": r.host, "target": r.target, "target_calibration": r.target_calibration,
             "target_scale": r.target_scale, "target_device": r.target_device,
-            "target_reference": r.target_reference, "linked": r.linked}
+            "target_reference": r.target_reference, "linked": r.linked,
+            "alone": r.alone}
 
 
 def gradescope(results: list[Result], meta: dict) -> str:

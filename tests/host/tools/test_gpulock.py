@@ -15,7 +15,7 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tools"))
 
-from cudalab_grade import grading  # noqa: E402
+from cudalab_grade import grading, report  # noqa: E402
 from cudalab_grade.gpulock import GpuLock  # noqa: E402
 from cudalab_grade.manifest import load_all  # noqa: E402
 from test_grade import Tree, _write_exe, gtest_json  # noqa: E402
@@ -271,6 +271,14 @@ class ConfirmAloneTest(unittest.TestCase):
             "graded again alone on the GPU: its first run, beside 1 other submission on the GPU, ran out "
             "of memory (1 of 2 tests failed"), res.details)
         self.assertTrue(res.details[0].endswith("; the verdict is the second run's"))
+        self.assertEqual(res.alone, res.details[0])  # for the class's summary ("Needs a look")
+        self.assertEqual(report._machine(res)["alone"], res.alone)
+        from cudalab_grade import classreport
+        record = {"score": res.points, "cudalab": {"student": "s1", "exercises": [report._machine(res)]}}
+        summary = classreport.summary([record])
+        self.assertIn("## Needs a look", summary)
+        self.assertIn("- s1 " + self.ex.id + ": graded again alone on the GPU: its first run, beside 1 other",
+                      summary)
 
     def test_timeout_beside_another_is_graded_again_alone(self):
         res, seen, runs = self.grade("hang", GpuLock(), neighbour=True, timeout=1.0)
@@ -284,6 +292,7 @@ class ConfirmAloneTest(unittest.TestCase):
         self.assertEqual((runs, res.status, res.correctness_points), (1, "failed", 0.0))
         self.assertNotIn("alone", "\n".join(res.details))
         self.assertIn("out of memory", "\n".join(res.details))
+        self.assertEqual(res.alone, "")
 
     def test_no_rerun_without_a_lock(self):
         # a student's own grading (no lock): nothing else grades on the GPU
@@ -303,6 +312,7 @@ class ConfirmAloneTest(unittest.TestCase):
         self.assertEqual((runs, res.status), (1, "timeout"))
         self.assertTrue(res.details[-1].startswith("not graded again alone on the GPU: its first run, beside "
                                                    "1 other submission on the GPU, timed out"), res.details)
+        self.assertEqual(res.alone, res.details[-1])
 
     def test_what_a_neighbour_can_cause(self):
         def res(status, reason="", details=()):
