@@ -1025,8 +1025,26 @@ def judge_attack(a: Attack, entry: str, record: dict | None, f: Findings) -> Out
         p += _check_problems(check, a, entry, f)
     if a.armed and f.armed.get(a.armed):
         out.notes.append(f"not armed: {f.armed[a.armed]}")
+    early = first_layer(a, record)
+    if early:
+        out.notes.append(early)
     out.passed = not p
     return out
+
+
+def first_layer(a: Attack, record: dict | None) -> str:
+    """A note when the forbidden-API check (the source, the object's symbols and imports) stopped
+    the attack on an exercise whose `stopped_by` names another layer (the sandbox, a cgroup, the
+    checker/runner split): that layer was not reached in this run, so the run does not show it
+    holding. "" otherwise."""
+    if record is None or "forbidden-API" in a.stopped_by:
+        return ""
+    by_id = {e.get("id"): e for e in record.get("cudalab", {}).get("exercises", [])}
+    first = [x for x in a.exercises if str((by_id.get(x) or {}).get("status")) == "forbidden"]
+    if not first:
+        return ""
+    return (f"{', '.join(first)} stopped first by the forbidden-API check: what stops it, as "
+            "listed, was not reached in this run")
 
 
 def _check_problems(check: str, a: Attack, entry: str, f: Findings) -> list[str]:

@@ -273,6 +273,17 @@ class JudgeTest(unittest.TestCase):
         self.assertFalse(o.passed)
         self.assertIn("expected forbidden", o.problems[0])
 
+    def test_a_layer_not_reached_is_said(self):
+        # the sandbox is what should stop it, but the forbidden-API check came first
+        a = dataclasses.replace(attack(), stopped_by="cgroup pids.max")
+        o = self.judge(a, record(ex("1.1", "forbidden")))
+        self.assertTrue(o.passed)
+        self.assertEqual(o.notes, ["1.1 stopped first by the forbidden-API check: what stops it, as "
+                                   "listed, was not reached in this run"])
+        self.assertEqual(self.judge(a, record(ex("1.1", "failed"))).notes, [])
+        b = dataclasses.replace(attack(), stopped_by="forbidden-API check (object imports)")
+        self.assertEqual(self.judge(b, record(ex("1.1", "forbidden"))).notes, [])
+
     def test_host_only_must_stop_before_the_tests(self):
         a = attack(host_only=True)
         f = rt.Findings(mode="host-only")
