@@ -335,8 +335,9 @@ def stopped_by_limit(p: proc.Proc, tool: str, places: list[Path], max_file: int,
     return None
 
 
-def _remove_big_files(places: list[Path], max_file: int) -> list[Path]:
-    """Delete every file below `places` of max_file bytes or more (no link followed); those files."""
+def big_files(places: list[Path], limit: int) -> list[tuple[Path, int]]:
+    """(path, bytes) of every regular file below `places` of `limit` bytes or more (no link
+    followed): what a compile or link past the file-size limit leaves."""
     big = []
     for top in places:
         for dirpath, _, names in os.walk(top, followlinks=False):
@@ -344,12 +345,23 @@ def _remove_big_files(places: list[Path], max_file: int) -> list[Path]:
                 f = Path(dirpath) / n
                 try:
                     st = f.lstat()
-                    if stat.S_ISREG(st.st_mode) and st.st_size >= max_file:
-                        f.unlink()
-                        big.append(f)
                 except OSError:
-                    pass
+                    continue
+                if stat.S_ISREG(st.st_mode) and st.st_size >= limit:
+                    big.append((f, st.st_size))
     return big
+
+
+def _remove_big_files(places: list[Path], max_file: int) -> list[Path]:
+    """Delete every file below `places` of max_file bytes or more (big_files); those files."""
+    removed = []
+    for f, _ in big_files(places, max_file):
+        try:
+            f.unlink()
+            removed.append(f)
+        except OSError:
+            pass
+    return removed
 
 
 def _swap(cmd: str, old: str, new: str) -> str:

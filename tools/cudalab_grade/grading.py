@@ -441,6 +441,9 @@ def neighbour_failure(res: Result) -> str | None:
     return None
 
 
+ALONE_AGAIN = "graded again alone on the GPU"  # how Result.alone begins after a second run alone
+
+
 def _confirm_alone(ex: Exercise, opts: Options, res: Result, src: Path, before: Result, hold) -> bool:
     """Invariant: no failure a neighbour may have caused is a class's verdict. When the
     exercise's programs under the GPU's shared lock (`hold`) failed that way (neighbour_failure)
@@ -454,14 +457,13 @@ def _confirm_alone(ex: Exercise, opts: Options, res: Result, src: Path, before: 
     beside = f"{hold.others} other submission" + ("s" if hold.others > 1 else "")
     first = f"its first run, beside {beside} on the GPU, {why} ({' '.join(res.reason.split())[:200]})"
     if opts.deadline is not None and time.monotonic() >= opts.deadline:
-        res.alone = (f"not graded again alone on the GPU: {first}, and the submission's time limit "
-                     "has run out")
+        res.alone = f"not {ALONE_AGAIN}: {first}, and the submission's time limit has run out"
         res.details.append(res.alone)
         return False
     _restore(res, before)
     with trace.phase(f"grading {ex.id} again alone on the GPU"), opts.gpu_lock.exclusive():
         passed = _tests_and_sanitizers(ex, opts, res, src)
-    res.alone = f"graded again alone on the GPU: {first}; the verdict is the second run's"
+    res.alone = f"{ALONE_AGAIN}: {first}; the verdict is the second run's"
     res.details.append(res.alone)
     return passed
 

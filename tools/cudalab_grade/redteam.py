@@ -63,7 +63,6 @@ import secrets
 import shutil
 import signal
 import socket
-import stat
 import subprocess
 import sys
 import tarfile
@@ -74,7 +73,8 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .classbuild import COMPILE_MAX_FILE
+from .classbuild import COMPILE_MAX_FILE, big_files as classbuild_big_files
+from .grading import ALONE_AGAIN
 from .manifest import load_all
 from .submissions import safe_name
 
@@ -768,17 +768,10 @@ def big_files(gout: Path, limit: int) -> dict[str, list[str]]:
     included: the run keeps them), by the student folder they are in (work/<s>/ or
     students/<s>/; "?" elsewhere): what a compile past the file-size limit leaves."""
     out: dict[str, list[str]] = {}
-    for dirpath, _, names in os.walk(gout, followlinks=False):
-        for n in names:
-            path = Path(dirpath) / n
-            try:
-                st = path.lstat()
-            except OSError:
-                continue
-            if stat.S_ISREG(st.st_mode) and st.st_size >= limit:
-                rel = path.relative_to(gout).parts
-                owner = rel[1] if len(rel) > 2 and rel[0] in ("work", "students") else "?"
-                out.setdefault(owner, []).append(f"{'/'.join(rel)} ({st.st_size >> 20} MiB)")
+    for path, size in classbuild_big_files([gout], limit):
+        rel = path.relative_to(gout).parts
+        owner = rel[1] if len(rel) > 2 and rel[0] in ("work", "students") else "?"
+        out.setdefault(owner, []).append(f"{'/'.join(rel)} ({size >> 20} MiB)")
     return out
 
 
@@ -1075,9 +1068,6 @@ def _check_problems(check: str, a: Attack, entry: str, f: Findings) -> list[str]
     return []
 
 
-ALONE_AGAIN = "graded again alone on the GPU"  # grading.py's detail of a second run alone
-
-
 def judge_control(c: Student, record: dict | None) -> Outcome:
     out = Outcome(c.name, True, describe(record, c.exercises))
     if record is None:
@@ -1090,9 +1080,9 @@ def judge_control(c: Student, record: dict | None) -> Outcome:
                 out.problems.append(f"{x} not graded")
             elif e.get("status") != "passed" or _points(e) < float(e.get("max_points", 0)) - 1e-9:
                 out.problems.append(f"{x}: {e.get('status')} {_points(e):g}/{float(e.get('max_points', 0)):g}")
-        # the tests' outputs (reason and details): which exercises a neighbour made fail at first
-        again = [str(t.get("name", "")).split(" ", 1)[0] for t in record.get("tests", [])
-                 if ALONE_AGAIN in str(t.get("output", ""))]
+        # the exercises a neighbour made fail at first: their record's `alone` (grading._confirm_alone)
+        again = [x for x in c.exercises
+                 if str((by_id.get(x) or {}).get("alone") or "").startswith(ALONE_AGAIN)]
         if again:
             out.notes.append(f"{', '.join(again)} {ALONE_AGAIN} (its first run failed beside another submission)")
         elif c.beside:

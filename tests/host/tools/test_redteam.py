@@ -369,13 +369,13 @@ class JudgeTest(unittest.TestCase):
         # full marks either way; the notes say whether the attack beside it made its tests fail
         s = rt.Student("c", "c", "control", "beside-hog", "k", ["1.1"], beside="hog")
         r = record(ex("1.1", "passed", 10))
-        r["tests"] = [{"name": "1.1 sum_atomic: Sum", "output": "all 40 tests passed\n\ngraded again alone on "
-                       "the GPU: its first run, beside 1 other submission on the GPU, ran out of memory (...)"}]
+        r["cudalab"]["exercises"][0]["alone"] = ("graded again alone on the GPU: its first run, beside 1 other "
+                                                 "submission on the GPU, ran out of memory (...)")
         o = rt.judge_control(s, r)
         self.assertTrue(o.passed)
         self.assertEqual(o.notes, ["1.1 graded again alone on the GPU (its first run failed beside another "
                                    "submission)"])
-        r["tests"][0]["output"] = "all 40 tests passed"
+        r["cudalab"]["exercises"][0]["alone"] = ""
         o = rt.judge_control(s, r)
         self.assertTrue(o.passed)
         self.assertIn("the check did not bite", o.notes[0])
