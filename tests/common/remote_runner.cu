@@ -87,7 +87,7 @@ void refuse(const char* type, std::string what) {
   g_refused_type = type;
 }
 
-// The kernel's name as the student wrote it ("a kernel" when the runtime cannot say).
+// The kernel's name, as cudaFuncGetName gives it ("a kernel" when the runtime cannot say).
 const char* kernel_name(const void* func) {
   const char* name = nullptr;
   if (cudaFuncGetName(&name, func) != cudaSuccess || name == nullptr) {
