@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <sstream>
@@ -10,6 +11,16 @@
 
 #include "cudalab/device.cuh"
 #include "cudalab/test/harness.hpp"
+
+// Defined by cudalab::remote_checker (remote_checker.cu) in the test programs
+// that call an exercise's code in its runner, absent from host-only test
+// programs. cudalab_remote_finish ends the runner and returns its verdict on
+// the runner (86: compute-sanitizer, run as the runner's prefix, found errors);
+// cudalab_remote_held says what device memory the exercise's code still holds
+// (0: no runner answered).
+extern "C" int cudalab_remote_finish() __attribute__((weak));
+extern "C" int cudalab_remote_held(unsigned long long* allocations, unsigned long long* bytes)
+    __attribute__((weak));
 
 namespace cudalab::test {
 namespace {
@@ -68,9 +79,27 @@ class GpuEnvironment : public ::testing::Environment {
                   gpu_required() ? "FAIL (CUDALAB_REQUIRE_GPU=1)" : "are skipped");
     }
   }
+  // After the last test: the exercise's code may keep a few device allocations
+  // between calls, not one more for every call (held_memory_failure).
+  void TearDown() override {
+    unsigned long long allocations = 0, bytes = 0;
+    if (cudalab_remote_held == nullptr || cudalab_remote_held(&allocations, &bytes) == 0) return;
+    const std::string failure = held_memory_failure(allocations, bytes);
+    if (!failure.empty()) ADD_FAILURE() << failure;
+  }
 };
 
 }  // namespace
+
+std::string held_memory_failure(unsigned long long allocations, unsigned long long bytes) {
+  if (allocations <= kMaxHeldAllocations) return "";
+  char mib[32];
+  std::snprintf(mib, sizeof mib, "%.1f", static_cast<double>(bytes) / (1 << 20));
+  return "the exercise's code still holds " + std::to_string(allocations) + " device allocations (" + mib +
+         " MiB) after the tests, more than the " + std::to_string(kMaxHeldAllocations) +
+         " a cache kept between calls needs: free in every path what each call allocates "
+         "(cudaFree/cudaFreeAsync), including the paths that throw";
+}
 
 bool gpu_required() {
   const char* v = env("CUDALAB_REQUIRE_GPU");
@@ -125,11 +154,6 @@ void GpuTest::TearDown() {
 
 }  // namespace cudalab::test
 
-// Defined by cudalab::remote_checker (remote_checker.cu) in the test programs
-// that call an exercise's code in its runner: ends the runner and returns its
-// verdict on the runner (86: compute-sanitizer, run as the runner's prefix,
-// found errors); absent from host-only test programs.
-extern "C" int cudalab_remote_finish() __attribute__((weak));
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);

@@ -223,6 +223,16 @@ class Checker {
     return finish_call(reply, got, reach, reply_bytes);
   }
 
+  // The device memory the exercise's code held after the last call (its
+  // runner's allocations not yet freed; 0 when no runner runs): false when no
+  // call has reached a runner since it last ended.
+  bool held(unsigned long long* allocations, unsigned long long* bytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (allocations != nullptr) *allocations = held_allocations_;
+    if (bytes != nullptr) *bytes = held_bytes_;
+    return pid_ > 0;
+  }
+
   // Benchmarks: from the first call on, every call is timed with a null call
   // before it; returns the calls since the last take and their seconds.
   int take_call_times(double* call_seconds, double* null_seconds) {
@@ -301,6 +311,8 @@ class Checker {
     Reader r(reply.data(), reply_size);
     const auto status = r.get<std::uint32_t>();
     const auto d2h = r.get<std::uint64_t>();
+    held_allocations_ = r.get<std::uint64_t>();
+    held_bytes_ = r.get<std::uint64_t>();
     const auto type_len = r.get<std::uint64_t>();
     const std::string type(r.get_raw(type_len), type_len);
     const auto what_len = r.get<std::uint64_t>();
@@ -568,6 +580,7 @@ class Checker {
   // Waits up to `seconds` for the runner to exit by itself (then kills it) and
   // says how it ended; notes compute-sanitizer's error exit.
   std::string runner_end(double seconds = 1.0) {
+    held_allocations_ = held_bytes_ = 0;  // a runner's memory ends with it
     if (pid_ <= 0) return "";
     int status = 0;
     pid_t done = 0;
@@ -670,6 +683,8 @@ class Checker {
   pid_t pid_ = -1;
   bool no_device_ = false;
   bool sanitizer_found_ = false;
+  std::uint64_t held_allocations_ = 0;  // what the last reply said (finish_call)
+  std::uint64_t held_bytes_ = 0;
   bool timing_ = false;        // benchmarks: a null call before each call, both timed
   int timed_calls_ = 0;
   double call_seconds_ = 0;
@@ -685,6 +700,12 @@ Bytes invoke(const std::string& key, Bytes args, std::size_t arg_bytes, std::siz
 }  // namespace cudalab::remote
 
 extern "C" int cudalab_remote_finish() { return cudalab::remote::Checker::get().finish(); }
+
+// For gtest_main.cu (a weak reference there): the device memory the exercise's
+// code still holds in its runner; 1 when a runner answered, else 0 (nothing held).
+extern "C" int cudalab_remote_held(unsigned long long* allocations, unsigned long long* bytes) {
+  return cudalab::remote::Checker::get().held(allocations, bytes) ? 1 : 0;
+}
 
 // For cudalab/bench.cuh (a weak reference there): the exercise calls since
 // the last take, their seconds and those of the null calls before them.

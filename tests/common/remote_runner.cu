@@ -75,7 +75,27 @@ bool g_profiled = false;            // a profile is set (and the runner has a de
 bool g_poison_shared = false;       // test programs: shared memory poisoned before each call
 bool g_poison_allocations = false;  // test programs: the student's device allocations poisoned
 cudalab::DeviceLimits g_limits{};   // its limits, read once at start
-std::string g_refused;              // the first refused launch of the current call
+// The first breach of the current call's contract (a launch beyond the profile,
+// work on the default stream): after the call, whatever the call returned or
+// threw, it fails with this exception type and message. Empty: none.
+std::string g_refused;
+const char* g_refused_type = "";
+
+void refuse(const char* type, std::string what) {
+  if (!g_refused.empty()) return;  // the first breach is the one the student reads
+  g_refused = std::move(what);
+  g_refused_type = type;
+}
+
+// The kernel's name, as cudaFuncGetName gives it ("a kernel" when the runtime cannot say).
+const char* kernel_name(const void* func) {
+  const char* name = nullptr;
+  if (cudaFuncGetName(&name, func) != cudaSuccess || name == nullptr) {
+    cudaGetLastError();
+    name = "a kernel";
+  }
+  return name;
+}
 
 bool launch_fits(const void* func, dim3 block, std::size_t dynamic_shared) {
   if (!g_profiled) return true;
@@ -84,21 +104,49 @@ bool launch_fits(const void* func, dim3 block, std::size_t dynamic_shared) {
     cudaGetLastError();
     attr.sharedSizeBytes = 0;
   }
-  const char* name = nullptr;
-  if (cudaFuncGetName(&name, func) != cudaSuccess || name == nullptr) {
-    cudaGetLastError();
-    name = "a kernel";
-  }
   try {
-    const std::string what = std::string("the launch of ") + name;
+    const std::string what = std::string("the launch of ") + kernel_name(func);
     cudalab::check_launch_fits(g_limits, what.c_str(),
                                static_cast<unsigned long long>(block.x) * block.y * block.z,
                                attr.sharedSizeBytes, dynamic_shared);
   } catch (const cudalab::DeviceLimitError& e) {
-    if (g_refused.empty()) g_refused = e.what();
+    refuse("cudalab::DeviceLimitError", e.what());
     return false;
   }
   return true;
+}
+
+// The stream check. Every exercise function enqueues its work on the stream
+// it is given and returns without waiting. A function that was given the
+// runner's stream (cudalab::remote::stream_given) and enqueues work of the
+// student's code (not g_infra) on a default stream (0, cudaStreamLegacy,
+// cudaStreamPerThread) fails the call: a kernel launch, a cudaMemcpyAsync (2D,
+// 3D), a cudaMemsetAsync, a cudaMallocAsync or a cudaFreeAsync. The runner's
+// stream is a blocking one, so the legacy default stream's implicit
+// synchronization gives right results here; a caller with a non-blocking
+// stream would see that work race with its own. Work on another stream the
+// student's code created is left alone: events can order it with the given
+// stream, and nothing here can tell whether they do. The work is made as
+// written (on a blocking stream it is ordered as the student meant), so a host
+// loop that waits for its results ends, and the call fails after it returns.
+bool default_stream(cudaStream_t s) { return s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread; }
+const char* stream_name(cudaStream_t s) {
+  if (s == cudaStreamLegacy) return "cudaStreamLegacy";
+  if (s == cudaStreamPerThread) return "cudaStreamPerThread";
+  return "stream 0";
+}
+bool checks_stream(cudaStream_t s) { return !g_infra && cudalab::remote::stream_given() && default_stream(s); }
+void check_launch_stream(const void* func, cudaStream_t s) {
+  if (!checks_stream(s)) return;
+  refuse("std::logic_error", std::string("the launch of ") + kernel_name(func) + " went to the default stream (" +
+                                 stream_name(s) + "), not to the stream the function was given: pass it as "
+                                 "the launch's fourth argument, kernel<<<grid, block, shared_bytes, stream>>>(...)");
+}
+void check_stream(const char* call, cudaStream_t s) {
+  if (!checks_stream(s)) return;
+  refuse("std::logic_error", std::string("a ") + call + " went to the default stream (" + stream_name(s) +
+                                 "), not to the stream the function was given: pass it as the " + call +
+                                 "'s stream argument");
 }
 }  // namespace
 
@@ -170,6 +218,7 @@ cudaError_t __wrap_cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemc
 }
 cudaError_t __wrap_cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cudaStream_t s) {
   count(dst, src, bytes, kind);
+  check_stream("cudaMemcpyAsync", s);
   return __real_cudaMemcpyAsync(dst, src, bytes, kind, s);
 }
 cudaError_t __wrap_cudaMemcpy2D(void* dst, size_t dp, const void* src, size_t sp, size_t w, size_t h,
@@ -180,6 +229,7 @@ cudaError_t __wrap_cudaMemcpy2D(void* dst, size_t dp, const void* src, size_t sp
 cudaError_t __wrap_cudaMemcpy2DAsync(void* dst, size_t dp, const void* src, size_t sp, size_t w, size_t h,
                                      cudaMemcpyKind kind, cudaStream_t s) {
   count(dst, src, w * h, kind);
+  check_stream("cudaMemcpy2DAsync", s);
   return __real_cudaMemcpy2DAsync(dst, dp, src, sp, w, h, kind, s);
 }
 // A symbol is device memory: the copy goes to the host unless dst is the device's
@@ -191,6 +241,7 @@ cudaError_t __wrap_cudaMemcpyFromSymbol(void* dst, const void* sym, size_t bytes
 cudaError_t __wrap_cudaMemcpyFromSymbolAsync(void* dst, const void* sym, size_t bytes, size_t off,
                                              cudaMemcpyKind kind, cudaStream_t s) {
   if (kind != cudaMemcpyDeviceToDevice || host_memory(dst)) g_d2h_bytes += bytes;
+  check_stream("cudaMemcpyFromSymbolAsync", s);
   return __real_cudaMemcpyFromSymbolAsync(dst, sym, bytes, off, kind, s);
 }
 cudaError_t __real_cudaMemcpy3D(const cudaMemcpy3DParms*);
@@ -226,17 +277,20 @@ cudaError_t __wrap_cudaMemcpy3D(const cudaMemcpy3DParms* p) {
 }
 cudaError_t __wrap_cudaMemcpy3DAsync(const cudaMemcpy3DParms* p, cudaStream_t s) {
   count3d(p);
+  check_stream("cudaMemcpy3DAsync", s);
   return __real_cudaMemcpy3DAsync(p, s);
 }
 cudaError_t __wrap_cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, size_t shared,
                                     cudaStream_t s) {
   if (!launch_fits(func, block, shared)) return cudaErrorInvalidConfiguration;
+  check_launch_stream(func, s);
   return __real_cudaLaunchKernel(func, grid, block, args, shared, s);
 }
 cudaError_t __real_cudaLaunchCooperativeKernel(const void*, dim3, dim3, void**, size_t, cudaStream_t);
 cudaError_t __wrap_cudaLaunchCooperativeKernel(const void* func, dim3 grid, dim3 block, void** args, size_t shared,
                                                cudaStream_t s) {
   if (!launch_fits(func, block, shared)) return cudaErrorInvalidConfiguration;
+  check_launch_stream(func, s);
   return __real_cudaLaunchCooperativeKernel(func, grid, block, args, shared, s);
 }
 cudaError_t __real_cudaLaunchKernelExC(const cudaLaunchConfig_t*, const void*, void**);
@@ -244,6 +298,7 @@ cudaError_t __wrap_cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const v
   if (config != nullptr && !launch_fits(func, config->blockDim, config->dynamicSmemBytes)) {
     return cudaErrorInvalidConfiguration;
   }
+  if (config != nullptr) check_launch_stream(func, config->stream);
   return __real_cudaLaunchKernelExC(config, func, args);
 }
 #if CUDART_VERSION >= 12040
@@ -256,12 +311,14 @@ cudaError_t __real___cudaLaunchKernel(cudaKernel_t, dim3, dim3, void**, size_t, 
 cudaError_t __wrap___cudaLaunchKernel(cudaKernel_t k, dim3 grid, dim3 block, void** args, size_t shared,
                                       cudaStream_t s) {
   if (!launch_fits(reinterpret_cast<const void*>(k), block, shared)) return cudaErrorInvalidConfiguration;
+  check_launch_stream(reinterpret_cast<const void*>(k), s);
   return __real___cudaLaunchKernel(k, grid, block, args, shared, s);
 }
 cudaError_t __real___cudaLaunchKernel_ptsz(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t);
 cudaError_t __wrap___cudaLaunchKernel_ptsz(cudaKernel_t k, dim3 grid, dim3 block, void** args, size_t shared,
                                            cudaStream_t s) {
   if (!launch_fits(reinterpret_cast<const void*>(k), block, shared)) return cudaErrorInvalidConfiguration;
+  check_launch_stream(reinterpret_cast<const void*>(k), s);
   return __real___cudaLaunchKernel_ptsz(k, grid, block, args, shared, s);
 }
 #endif
@@ -274,32 +331,71 @@ cudaError_t __wrap___cudaLaunchKernel_ptsz(cudaKernel_t k, dim3 grid, dim3 block
 // before anything the caller enqueues: on the allocation's stream for the
 // stream-ordered allocators, and completed before cudaMalloc returns. A fill
 // that fails leaves the memory as it is and the caller's call unchanged.
+//
+// The same wraps keep the student's code's live device allocations (made by
+// cudaMalloc, cudaMallocAsync or cudaMallocFromPoolAsync during a call, not
+// yet given to cudaFree or cudaFreeAsync), and every reply carries their count
+// and bytes: the checker fails a test program whose exercise still holds more
+// than a few of them after its tests (a leak grows with every call; a cache
+// kept between calls stays put). cudaMallocPitch and cudaMalloc3D are not
+// wrapped (no exercise uses them) and so not counted.
 cudaError_t __real_cudaMalloc(void**, size_t);
 cudaError_t __real_cudaMallocAsync(void**, size_t, cudaStream_t);
 cudaError_t __real_cudaMallocFromPoolAsync(void**, size_t, cudaMemPool_t, cudaStream_t);
+cudaError_t __real_cudaMemsetAsync(void*, int, size_t, cudaStream_t);
+cudaError_t __real_cudaFree(void*);
+cudaError_t __real_cudaFreeAsync(void*, cudaStream_t);
 static bool poisons_allocations() { return g_poison_allocations && !g_infra; }
 constexpr int kAllocationPoison = 0xA5;
+static std::map<const void*, std::size_t> g_held;  // the student's live allocations: address -> bytes
+static void hold(void* p, std::size_t bytes) {
+  if (!g_infra && p != nullptr) g_held[p] = bytes;
+}
+static void release(const void* p) {
+  if (!g_infra) g_held.erase(p);
+}
 cudaError_t __wrap_cudaMalloc(void** ptr, size_t bytes) {
   const cudaError_t e = __real_cudaMalloc(ptr, bytes);
+  if (e == cudaSuccess && ptr != nullptr) hold(*ptr, bytes);
   if (e == cudaSuccess && bytes > 0 && ptr != nullptr && poisons_allocations()) {
     if (cudaMemset(*ptr, kAllocationPoison, bytes) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess)
       cudaGetLastError();
   }
   return e;
 }
+// The poison's memset is the runner's (__real_: neither counted nor checked for its stream).
 cudaError_t __wrap_cudaMallocAsync(void** ptr, size_t bytes, cudaStream_t s) {
+  check_stream("cudaMallocAsync", s);
   const cudaError_t e = __real_cudaMallocAsync(ptr, bytes, s);
+  if (e == cudaSuccess && ptr != nullptr) hold(*ptr, bytes);
   if (e == cudaSuccess && bytes > 0 && ptr != nullptr && poisons_allocations() &&
-      cudaMemsetAsync(*ptr, kAllocationPoison, bytes, s) != cudaSuccess)
+      __real_cudaMemsetAsync(*ptr, kAllocationPoison, bytes, s) != cudaSuccess)
     cudaGetLastError();
   return e;
 }
 cudaError_t __wrap_cudaMallocFromPoolAsync(void** ptr, size_t bytes, cudaMemPool_t pool, cudaStream_t s) {
+  check_stream("cudaMallocFromPoolAsync", s);
   const cudaError_t e = __real_cudaMallocFromPoolAsync(ptr, bytes, pool, s);
+  if (e == cudaSuccess && ptr != nullptr) hold(*ptr, bytes);
   if (e == cudaSuccess && bytes > 0 && ptr != nullptr && poisons_allocations() &&
-      cudaMemsetAsync(*ptr, kAllocationPoison, bytes, s) != cudaSuccess)
+      __real_cudaMemsetAsync(*ptr, kAllocationPoison, bytes, s) != cudaSuccess)
     cudaGetLastError();
   return e;
+}
+cudaError_t __wrap_cudaFree(void* p) {
+  const cudaError_t e = __real_cudaFree(p);
+  if (e == cudaSuccess) release(p);
+  return e;
+}
+cudaError_t __wrap_cudaFreeAsync(void* p, cudaStream_t s) {
+  check_stream("cudaFreeAsync", s);
+  const cudaError_t e = __real_cudaFreeAsync(p, s);
+  if (e == cudaSuccess) release(p);
+  return e;
+}
+cudaError_t __wrap_cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t s) {
+  check_stream("cudaMemsetAsync", s);
+  return __real_cudaMemsetAsync(p, value, bytes, s);
 }
 cudaError_t __wrap_cudaMallocHost(void**, size_t) { return cudaErrorNotPermitted; }
 cudaError_t __wrap_cudaHostAlloc(void**, size_t, unsigned int) { return cudaErrorNotPermitted; }
@@ -344,6 +440,10 @@ bool reply(int sock, wire::Status status, const std::string& type, const std::st
   Writer w;
   w.put(static_cast<std::uint32_t>(status));
   w.put(static_cast<std::uint64_t>(g_d2h_bytes));
+  std::size_t held_bytes = 0;
+  for (const auto& [p, bytes] : g_held) held_bytes += bytes;
+  w.put(static_cast<std::uint64_t>(g_held.size()));  // the student's live allocations, after the call
+  w.put(static_cast<std::uint64_t>(held_bytes));
   w.put(static_cast<std::uint64_t>(type.size()));
   w.put_raw(type.data(), type.size());
   w.put(static_cast<std::uint64_t>(what.size()));
@@ -480,6 +580,8 @@ int serve_loop(int sock, CUdeviceptr base, std::size_t size) {
     std::string type, what;
     g_d2h_bytes = 0;
     g_refused.clear();
+    g_refused_type = "";
+    cudalab::remote::stream_given() = false;
     if (g_poison_shared && stream != nullptr && key != cudalab::remote::kNullCall) poison_shared(stream);
     try {
       result = it->second(ar, stream, &result_bytes);
@@ -517,8 +619,8 @@ int serve_loop(int sock, CUdeviceptr base, std::size_t size) {
       reply(sock, wire::kCudaFault, "", std::string(cudaGetErrorName(err)) + " (" + cudaGetErrorString(err) + ")");
       return 2;  // the context is unusable: the checker starts a new runner
     }
-    if (!g_refused.empty()) {  // a launch beyond the profile was not made: the call did not happen as written
-      status = wire::kThrew, type = "cudalab::DeviceLimitError", what = g_refused;
+    if (!g_refused.empty()) {  // a breach of the contract (the launch and stream checks): the call fails
+      status = wire::kThrew, type = g_refused_type, what = g_refused;
       result_bytes = 0;
     }
     if (!reply(sock, status, type, what, result, result_bytes)) return 1;

@@ -21,6 +21,10 @@ class Report:
 
 
 MAX_REPORT = 64 << 20  # a bigger report is not read (a program that floods its failure messages)
+# A failure outside every test (gtest's suite NonTestSuiteFailure, one unnamed test): the test
+# program's checks after its last test (tests/common/gtest_main.cu: the device memory the
+# exercise's code still holds). It counts as one failed test, under this name.
+AFTER_THE_TESTS = "(after the tests)"
 
 
 def parse_report(path: Path) -> Report | None:
@@ -42,6 +46,8 @@ def parse_report(path: Path) -> Report | None:
             rep.total += 1
             failures = test.get("failures") or []
             name = f"{suite.get('name', '?')}.{test.get('name', '?')}"
+            if suite.get("name") == "NonTestSuiteFailure" and not test.get("name"):
+                name = AFTER_THE_TESTS
             if failures:
                 rep.failed.append((name, "\n".join(str(f.get("failure", "")) for f in failures)))
             elif result == "SKIPPED":

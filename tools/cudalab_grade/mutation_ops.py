@@ -714,6 +714,26 @@ def size_t_int(src: str, tokens: list[Token], inside: Inside) -> list[Site]:
     return sites
 
 
+def default_stream(src: str, tokens: list[Token], inside: Inside) -> list[Site]:
+    """kernel<<<g, b, shared, stream>>> -> kernel<<<g, b, shared>>>: a launch on the default stream."""
+    sites = []
+    for i, t in enumerate(tokens):
+        if t.text != "<<<" or not inside(i):
+            continue
+        close = i + 1
+        while close < len(tokens) and tokens[close].text not in (">>>", ";"):
+            close = matching(tokens, close) + 1 if tokens[close].text in OPEN else close + 1
+        if close >= len(tokens) or tokens[close].text != ">>>":
+            continue
+        args = _args(tokens, i, close)
+        if len(args) != 4 or not inside(args[3][1]):
+            continue
+        stream = _text(src, tokens, *args[3])
+        sites.append(Site(t.line, [(tokens[args[2][1]].end, tokens[args[3][1]].end, "")],
+                          f"launch without its stream ({stream}): the default stream"))
+    return sites
+
+
 OPERATORS: dict[str, Callable[[str, list[Token], Inside], list[Site]]] = {
     "del_sync": del_sync,
     "plain_rmw": plain_rmw,
@@ -728,4 +748,5 @@ OPERATORS: dict[str, Callable[[str, list[Token], Inside], list[Site]]] = {
     "swap_operands": swap_operands,
     "static_tile": static_tile,
     "size_t_int": size_t_int,
+    "default_stream": default_stream,
 }

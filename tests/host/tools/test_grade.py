@@ -178,7 +178,9 @@ def fake_test(path: Path, report_data=None, stdout="", exit_code=0, action="", l
             for suite in data.get("testsuites", []):
                 kept = []
                 for t in suite.get("testsuite", []):
-                    if runs(suite["name"] + "." + t["name"]):
+                    if suite["name"] == "NonTestSuiteFailure":  # outside every test: in every run
+                        kept.append(t)
+                    elif runs(suite["name"] + "." + t["name"]):
                         if k % total == index:
                             kept.append(t)
                         k += 1
@@ -346,6 +348,24 @@ class ScoringTest(GradeTestCase):
         self.assertIn("more lines", out)  # trimmed to ~15 lines
         self.assertNotIn("line 39", out)
         self.assertEqual(data["score"], 6)
+
+    def test_a_failure_after_the_tests_costs_the_points(self):
+        # the end-of-program check (gtest_main.cu: device memory the exercise still holds) fails
+        # in an Environment's TearDown: gtest reports it in the suite NonTestSuiteFailure, whatever
+        # the filter, and the grader names it and counts it as one failed test
+        held = ("the exercise's code still holds 12 device allocations (12.0 MiB) after the tests, "
+                "more than the 4 a cache kept between calls needs: free in every path what each "
+                "call allocates (cudaFree/cudaFreeAsync), including the paths that throw")
+        tests = [("Alpha", f"T{i}", "COMPLETED", []) for i in range(3)]
+        fake_test(self.tree.bin / "alpha_test_starter",
+                  gtest_json(tests + [("NonTestSuiteFailure", "", "COMPLETED", [f"gtest_main.cu:99\n{held}"])]),
+                  exit_code=1, listed=gtest_json(tests))
+        for extra in ((), ("--fail-fast",)):
+            _, data, _ = self.tree.grade_json("--no-build", "1.1", *extra)
+            alpha = self.exercise(data, "1.1")
+            self.assertEqual((alpha["status"], alpha["correctness_points"]), ("failed", 0))
+            self.assertEqual(alpha["reason"], "1 of 4 tests failed (all must pass for the points)")
+            self.assertIn(f"FAILED (after the tests)\ngtest_main.cu:99\n{held}", data["tests"][0]["output"])
 
     def test_only_three_failures_are_shown(self):
         fake_test(self.tree.bin / "alpha_test_starter",
@@ -1734,6 +1754,15 @@ class HelperTest(unittest.TestCase):
         self.assertEqual(gtest.skip_reasons(out, most=1), ["A.C: no room"])
         self.assertEqual(gtest.skip_reasons("[ RUN      ] A.F\n" + "x" * 500 + "\n[  SKIPPED ] A.F\n",
                                             width=20), ["A.F: " + "x" * 17 + "..."])
+
+    def test_a_failure_outside_every_test_is_named(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "report.json"
+            path.write_text(json.dumps(gtest_json([("A", "B", "COMPLETED", []),
+                                                   ("NonTestSuiteFailure", "", "COMPLETED", ["held"])])))
+            rep = gtest.parse_report(path)
+        self.assertEqual((rep.total, rep.passed, rep.failed), (2, 1, [(gtest.AFTER_THE_TESTS, "held")]))
+        self.assertEqual(gtest.AFTER_THE_TESTS, "(after the tests)")
 
     def test_running_test(self):
         out = "[ RUN      ] A.B\n[       OK ] A.B (0 ms)\n[ RUN      ] A.C\n"

@@ -140,6 +140,19 @@ class OperatorTest(unittest.TestCase):
             "const int i = blockIdx.x * static_cast<size_t>(blockDim.x);",
             "const std::size_t i = blockIdx.x * static_cast<int>(blockDim.x);"])
 
+    def test_default_stream(self):
+        got = self.one("  k<<<grid, 256, shared * sizeof(int), stream>>>(in, n, out);\n"
+                       "  k<<<dim3(g, 1), b, 0, streams[f(i, j)]>>>(in, n, out);\n"
+                       "  k<<<grid, 256, 0>>>(in, n, out);\n"           # already on the default stream
+                       "  std::vector<std::vector<int>> v; if (a << 1 >> b) x = 0;\n", "default_stream")
+        self.assertEqual(got, [
+            ("k<<<grid, 256, shared * sizeof(int), stream>>>(in, n, out);",
+             "k<<<grid, 256, shared * sizeof(int)>>>(in, n, out);"),
+            ("k<<<dim3(g, 1), b, 0, streams[f(i, j)]>>>(in, n, out);", "k<<<dim3(g, 1), b, 0>>>(in, n, out);")])
+        # a launch outside the student regions is left alone
+        self.assertEqual(changes(region("  x = 0;\n", after="void f() { k<<<1, 1, 0, s>>>(); }\n"),
+                                 "default_stream"), [])
+
     def test_every_operator_has_a_test_and_a_doc(self):
         for name, f in ops.OPERATORS.items():
             self.assertRegex(name, r"^[a-z_]+$")

@@ -38,6 +38,21 @@ std::string rerun_command(std::uint64_t seed);
 ///        line, `rerun: <command>`.
 std::string context(const std::string& exercise, std::size_t n, std::uint64_t seed);
 
+/// The most device allocations the exercise's code may still hold when its
+/// test program ends: a cache kept between calls (a scratch buffer or two,
+/// grown when a larger call needs it) stays within it, a leak of one
+/// allocation a call (a scratch never freed, a path that throws before its
+/// cudaFree) passes it within a few calls.
+inline constexpr unsigned long long kMaxHeldAllocations = 4;
+
+/// @brief The failure message of the end-of-program memory check: empty when
+///        `allocations` (live device allocations of the exercise's code, of
+///        `bytes` in all) is at most kMaxHeldAllocations. The test program's
+///        environment runs the check after its last test, with what the
+///        runner's last reply said (remote_runner.cu); a failure there appears
+///        in the gtest report as the suite NonTestSuiteFailure.
+std::string held_memory_failure(unsigned long long allocations, unsigned long long bytes);
+
 /// @brief Fixture for tests that need a GPU: skips with "no CUDA device", or
 ///        fails under CUDALAB_REQUIRE_GPU=1; after the test, surfaces any
 ///        asynchronous kernel fault as a failure.

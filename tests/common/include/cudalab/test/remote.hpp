@@ -33,7 +33,7 @@
 ///
 /// Preconditions: every argument type is trivially copyable; device pointers
 /// point into checker allocations made with cudaMalloc; a cudaStream_t
-/// argument is replaced by a stream of the runner (the checker synchronizes
+/// argument, null or not, is replaced by a stream of the runner (the checker synchronizes
 /// the device before each call, and the call returns after the runner has
 /// synchronized). Return types: void, trivially copyable, std::vector of a
 /// trivially copyable type.
@@ -112,6 +112,15 @@ class Reader {
   std::size_t pos_ = 0;
 };
 
+/// Runner side: whether the current call's function was given the runner's
+/// stream (it has a cudaStream_t parameter, and the runner has a device). The
+/// runner clears it before each call; while it is set, work the function's
+/// code enqueues on a default stream fails the call (remote_runner.cu).
+inline bool& stream_given() {
+  static bool given = false;
+  return given;
+}
+
 /// How an argument of type T travels. Streams are the one exception to
 /// "as its bytes": a stream of the checker means nothing in the runner.
 template <class T>
@@ -119,11 +128,18 @@ struct Arg {
   static void put(Writer& w, const T& v) { w.put(v); }
   static T get(Reader& r, cudaStream_t) { return r.template get<T>(); }
 };
+/// A stream argument, null or not, becomes the runner's own stream (null only
+/// in a runner without a device): the function always has a stream of its own
+/// to enqueue on, as its contract says, so work it puts on the default stream
+/// instead shows. The checker synchronizes before and the runner after the
+/// call, so which stream the checker passed changes no result.
 template <>
 struct Arg<cudaStream_t> {
   static void put(Writer& w, cudaStream_t s) { w.put(static_cast<std::uint64_t>(s != nullptr)); }
   static cudaStream_t get(Reader& r, cudaStream_t runner_stream) {
-    return r.get<std::uint64_t>() != 0 ? runner_stream : nullptr;
+    (void)r.get<std::uint64_t>();
+    if (runner_stream != nullptr) stream_given() = true;
+    return runner_stream;
   }
 };
 
