@@ -11,10 +11,11 @@ namespace {
 constexpr const char* kExercise = "7.2 select_splits";
 
 // m active nodes (shuffled ids among m + 5) with random cells: flat, cubic
-// (ties), huge (near FLT_MAX: 0.5 lo + 0.5 hi must not overflow), tiny.
+// (ties), huge (near FLT_MAX: 0.5 lo + 0.5 hi must not overflow; on one side of 0,
+// where lo + hi overflows to infinity), tiny.
 std::vector<Node> make_nodes(std::size_t total, std::uint64_t seed) {
   const std::vector<float> u = gen::uniform_real<float>(6 * total, seed, -1.0f, 1.0f);
-  const std::vector<int> kind = gen::uniform_int<int>(total, seed ^ 77u, 0, 5);
+  const std::vector<int> kind = gen::uniform_int<int>(total, seed ^ 77u, 0, 6);
   std::vector<Node> nodes(total);
   for (std::size_t i = 0; i < total; ++i) {
     float3 a{u[6 * i], u[6 * i + 1], u[6 * i + 2]}, b{u[6 * i + 3], u[6 * i + 4], u[6 * i + 5]};
@@ -24,6 +25,10 @@ std::vector<Node> make_nodes(std::size_t total, std::uint64_t seed) {
       case 2: a = {-FLT_MAX, -1.0f, 0.0f}; b = {FLT_MAX, 1.0f, 0.0f}; break;  // huge: no overflow
       case 3: b = a; break;                                     // a point: axis x, split = lo
       case 4: b = {a.x + 1e-30f, a.y, a.z + 3e-30f}; break;     // tiny
+      case 5:  // huge on one side of 0: (lo + hi) / 2 overflows to infinity, the split is 0.75 FLT_MAX
+        a = {0.5f * FLT_MAX, -1.0f, 0.0f};
+        b = {FLT_MAX, 1.0f, 0.0f};
+        break;
       default: break;                                           // random corners, sorted below
     }
     nodes[i].box.lo = {std::min(a.x, b.x), std::min(a.y, b.y), std::min(a.z, b.z)};

@@ -7,6 +7,13 @@ tools/make-starter reads). Its id, `<exercise>-<operator>-L<line>-<n>`, is
 stable as long as the solution file does not change: n counts the operator's
 sites on that line, left to right.
 
+The hand-written mutants (operator `hw`) are a student's mistakes about the
+algorithm that no token operator makes: each chapter's `mutants.toml` holds
+`[[mutant]]` entries (exercise, name, why, old, new; `equivalent` with its
+reason for one kept to document a nuance of the contract), and replaces the
+text `old`, which occurs exactly once inside the solution's student regions,
+by `new`. Their id is `<exercise>-hw-<name>`, stable while `old` applies.
+
 `write_class` lays the mutants out as a class for `tools/grade --submissions`
 (one student per mutant, its folder laid out like starter/, holding only the
 mutated file) and writes `<class>.mutants.json` beside it. `score` reads the
@@ -33,7 +40,7 @@ from pathlib import Path
 
 from . import mutate_tce as tce
 from . import mutation_ops as ops
-from .manifest import Exercise
+from .manifest import Exercise, UsageError
 from .markers import BEGIN, END, STARTER
 
 # statuses of the grader (grading.py) and what they say about a mutant
@@ -129,9 +136,105 @@ def mutants_of_text(text: str, ex: Exercise, path: str,
 
 
 def mutants(root: Path, ex: Exercise, operators: list[str] | None = None) -> list[Mutant]:
-    """The mutants of one exercise's solution file."""
+    """The mutants of one exercise's solution file: of every token operator by default; the
+    hand-written ones (chapters/<ch>/mutants.toml) only where `operators` names `hw`."""
     path = ex.source("solution")
-    return mutants_of_text((root / path).read_text(), ex, path, operators)
+    text = (root / path).read_text()
+    machine = None if operators is None else [o for o in operators if o != HANDWRITTEN]
+    out = mutants_of_text(text, ex, path, machine) if machine is None or machine else []
+    if operators and HANDWRITTEN in operators:
+        out += handwritten_mutants(root, ex, text)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# hand-written mutants: chapters/<ch>/mutants.toml
+
+HANDWRITTEN = "hw"   # their operator: `--operators hw` (or `--handwritten`) selects them
+HANDWRITTEN_DOC = ("a hand-written student mistake of the chapter's mutants.toml "
+                   "(exercise, name, why, old -> new)")
+_HW_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_HW_KEYS = {"exercise", "name", "why", "old", "new", "equivalent"}
+
+
+def handwritten_file(root: Path, chapter_dir: str) -> Path:
+    return root / "chapters" / chapter_dir / "mutants.toml"
+
+
+def handwritten_entries(root: Path) -> dict[str, list[dict]]:
+    """exercise id -> its entries of every chapter's mutants.toml, in file order, each with
+    `file` (the toml's path relative to root) added. A malformed entry (a missing or unknown
+    key, a name that is not [a-z0-9-], a name used twice for one exercise, new == old) is a
+    UsageError naming the file and the entry."""
+    out: dict[str, list[dict]] = {}
+    for p in sorted((root / "chapters").glob("*/mutants.toml")):
+        rel = p.relative_to(root).as_posix()
+        try:
+            with p.open("rb") as f:
+                data = tomllib.load(f)
+        except tomllib.TOMLDecodeError as e:
+            raise UsageError(f"{rel}: {e}") from None
+        for k, e in enumerate(data.get("mutant", []), start=1):
+            where = f"{rel}: mutant {k} ({e.get('exercise', '?')} {e.get('name', '?')})"
+            missing = sorted({"exercise", "name", "why", "old", "new"} - set(e))
+            unknown = sorted(set(e) - _HW_KEYS)
+            if missing or unknown:
+                raise UsageError(f"{where}: " + "; ".join(
+                    ([f"missing {', '.join(missing)}"] if missing else [])
+                    + ([f"unknown key {', '.join(unknown)}"] if unknown else [])))
+            if not _HW_NAME.match(str(e["name"])):
+                raise UsageError(f"{where}: name must be lower-case words joined by '-'")
+            if not str(e["why"]).strip() or not str(e["old"]) or e["old"] == e["new"]:
+                raise UsageError(f"{where}: needs a reason (why), a non-empty old and a new "
+                                 f"that differs from it")
+            if "equivalent" in e and not str(e["equivalent"]).strip():
+                raise UsageError(f"{where}: equivalent needs its reason")
+            same = out.setdefault(str(e["exercise"]), [])
+            if any(x["name"] == e["name"] for x in same):
+                raise UsageError(f"{where}: the name is used twice for exercise {e['exercise']}")
+            same.append(dict(e, exercise=str(e["exercise"]), file=rel))
+    return out
+
+
+def handwritten_id(exercise: str, name: str) -> str:
+    return f"{exercise}-{HANDWRITTEN}-{name}"
+
+
+def apply_handwritten(text: str, entry: dict) -> tuple[str, int]:
+    """(the mutated text, the 1-based line where `old` starts). `old` must occur exactly once
+    inside the student regions (an occurrence outside them does not count); else UsageError."""
+    spans = regions(text)
+    old = entry["old"]
+    hits, start = [], text.find(old)
+    while start >= 0:
+        first = text.count("\n", 0, start) + 1
+        last = text.count("\n", 0, start + max(len(old.rstrip("\n")), 1) - 1) + 1
+        if any(a <= first and last <= b for a, b in spans):
+            hits.append((start, first))
+        start = text.find(old, start + 1)
+    if len(hits) != 1:
+        raise UsageError(
+            f"{entry.get('file', 'mutants.toml')}: {handwritten_id(entry['exercise'], entry['name'])}: "
+            f"its old text occurs {len(hits)} times inside the solution's student regions "
+            f"(it must occur exactly once): {old.strip().splitlines()[0][:100]!r}")
+    at, line = hits[0]
+    return text[:at] + entry["new"] + text[at + len(old):], line
+
+
+def handwritten_mutants(root: Path, ex: Exercise, text: str | None = None,
+                        entries: dict[str, list[dict]] | None = None) -> list[Mutant]:
+    """The hand-written mutants of one exercise (its chapter's mutants.toml), listed ones
+    marked `equivalent` included (the score counts them as equivalent, with their reason)."""
+    path = ex.source("solution")
+    if text is None:
+        text = (root / path).read_text()
+    out = []
+    for e in (entries if entries is not None else handwritten_entries(root)).get(ex.id, []):
+        new, line = apply_handwritten(text, e)
+        out.append(Mutant(handwritten_id(ex.id, e["name"]), ex.id, ex.slug, HANDWRITTEN, line, 1,
+                          " ".join(str(e["why"]).split()), path, f"{ex.chapter_dir}/{ex.file}",
+                          new, unified(text, new, path)))
+    return out
 
 
 def choose(found: list[Mutant], most: int | None, seed: int) -> list[Mutant]:
@@ -526,10 +629,15 @@ def _listings(root: Path):
 
 def equivalents(root: Path) -> dict[str, dict[str, str]]:
     """exercise id -> {mutant id: why} from the manifests' `equivalent_mutants`
-    (`[{id = "...", line = "...", why = "..."}]`; `reason` is read as a synonym of `why`)."""
+    (`[{id = "...", line = "...", why = "..."}]`; `reason` is read as a synonym of `why`), and
+    the hand-written mutants marked `equivalent = "why"` in the chapters' mutants.toml."""
     out: dict[str, dict[str, str]] = {}
     for ex_id, e in _listings(root):
         out.setdefault(ex_id, {})[str(e["id"])] = str(e.get("why", e.get("reason", "")))
+    for ex_id, entries in handwritten_entries(root).items():
+        for e in entries:
+            if "equivalent" in e:
+                out.setdefault(ex_id, {})[handwritten_id(ex_id, e["name"])] = str(e["equivalent"])
     return out
 
 

@@ -279,7 +279,13 @@ class ManifestEquivalentsTest(unittest.TestCase):
             made = {m.id: m for m in mu.mutants(ROOT, exercises[ex_id])}
             lines = (ROOT / exercises[ex_id].source("solution")).read_text().splitlines()
             quoted = mu.equivalent_lines(ROOT).get(ex_id, {})
+            handwritten = {m.id for m in mu.handwritten_mutants(ROOT, exercises[ex_id])}
             for mid, why in listed.items():
+                if mid.startswith(f"{ex_id}-{mu.HANDWRITTEN}-"):
+                    # a hand-written one (mutants.toml `equivalent`): named, not numbered by line
+                    self.assertIn(mid, handwritten, mid)
+                    self.assertTrue(why.strip(), f"{mid}: no reason given")
+                    continue
                 self.assertIn(mid, made, f"{ex_id}: equivalent_mutants lists {mid}, which "
                                          f"tools/mutate --list {ex_id} no longer makes")
                 self.assertTrue(why.strip(), f"{mid}: no reason given")
@@ -499,3 +505,140 @@ class ClassTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+HW_TOML = '''
+[[mutant]]
+exercise = "9.1"
+name = "plus-two"
+why = "adds two"
+old = "x += 1;"
+new = "x += 2;"
+
+[[mutant]]
+exercise = "9.1"
+name = "keep-x"
+why = "returns the input"
+equivalent = "documents a nuance"
+old = """  x *= 2;
+"""
+new = """  x *= 1;
+  x *= 2;
+"""
+'''
+
+
+class HandwrittenTest(unittest.TestCase):
+    """The hand-written mutants of chapters/<ch>/mutants.toml (operator hw)."""
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="test-mutate-hw-")
+        self.root = Path(self._tmp.name)
+        (self.root / "chapters" / "09-demo").mkdir(parents=True)
+        (self.root / "solutions" / "09-demo").mkdir(parents=True)
+        # x += 1 also occurs outside the regions: only the region's occurrence counts
+        (self.root / "solutions" / "09-demo" / "demo.cu").write_text(
+            "int g(int x) { x += 1; return x; }\n" + THREE)
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def write(self, text: str) -> None:
+        (self.root / "chapters" / "09-demo" / "mutants.toml").write_text(text)
+
+    def test_entries_apply_inside_the_regions(self):
+        self.write(HW_TOML)
+        found = mu.mutants(self.root, EX, ["hw"])
+        self.assertEqual([m.id for m in found], ["9.1-hw-plus-two", "9.1-hw-keep-x"])
+        plus = found[0]
+        self.assertEqual((plus.operator, plus.line, plus.what), ("hw", 4, "adds two"))
+        self.assertIn("int g(int x) { x += 1; return x; }", plus.text)   # outside: untouched
+        self.assertIn("  x += 2;\n", plus.text)
+        self.assertIn("-  x += 1;\n+  x += 2;\n", plus.diff)
+        self.assertEqual(found[1].text.count("\n"), plus.text.count("\n") + 1)
+        self.assertEqual(mu.equivalents(self.root), {"9.1": {"9.1-hw-keep-x": "documents a nuance"}})
+        # not without being asked for, nor with other operators only
+        self.assertFalse(any(m.operator == "hw" for m in mu.mutants(self.root, EX)))
+        self.assertFalse(any(m.operator == "hw" for m in mu.mutants(self.root, EX, ["cmp_flip"])))
+        self.assertTrue(all(m.operator in ("hw", "bound_plus")
+                            for m in mu.mutants(self.root, EX, ["bound_plus", "hw"])))
+
+    def test_bad_entries_say_where(self):
+        from cudalab_grade.manifest import UsageError
+        cases = {
+            'old = "return 0;"': "occurs 0 times",           # only in the STARTER part
+            'old = "x"': "occurs 3 times",
+        }
+        for old, message in cases.items():
+            self.write(f'[[mutant]]\nexercise = "9.1"\nname = "n"\nwhy = "w"\n{old}\nnew = "y"\n')
+            with self.assertRaisesRegex(UsageError, message):
+                mu.mutants(self.root, EX, ["hw"])
+        for text, message in [
+            ('[[mutant]]\nexercise = "9.1"\nname = "n"\nold = "x += 1;"\nnew = "y"\n', "missing why"),
+            ('[[mutant]]\nexercise = "9.1"\nname = "N_1"\nwhy = "w"\nold = "a"\nnew = "b"\n', "name"),
+            ('[[mutant]]\nexercise = "9.1"\nname = "n"\nwhy = "w"\nold = "a"\nnew = "a"\n', "differs"),
+            ('[[mutant]]\nexercise = "9.1"\nname = "n"\nwhy = "w"\nold = "a"\nnew = "b"\nwhere = 1\n',
+             "unknown key where"),
+            ('[[mutant]]\nexercise = "9.1"\nname = "n"\nwhy = "w"\nold = "a"\nnew = "b"\n' * 2,
+             "used twice"),
+        ]:
+            self.write(text)
+            with self.assertRaisesRegex(UsageError, message):
+                mu.handwritten_entries(self.root)
+
+    def test_every_corpus_entry_applies_to_its_exercise(self):
+        # a solution edit that moves an entry's text out of the regions, or makes it occur twice,
+        # fails here; every exercise has at least one hand-written mistake
+        exercises = {e.id: e for e in select(load_all(ROOT), [])}
+        entries = mu.handwritten_entries(ROOT)
+        self.assertEqual(sorted(set(entries) - set(exercises)), [], "entries of unknown exercises")
+        self.assertEqual(sorted(set(exercises) - set(entries), key=mu._id_key), [],
+                         "exercises without a hand-written mutant")
+        for ex_id, ex in exercises.items():
+            text = (ROOT / ex.source("solution")).read_text()
+            spans = mu.regions(text)
+            for m in mu.handwritten_mutants(ROOT, ex, text, entries):
+                self.assertNotEqual(m.text, text, m.id)
+                self.assertTrue(any(a <= m.line <= b for a, b in spans), m.id)
+                self.assertEqual(submissions.safe_name(m.id), m.id)
+                # the regions' markers are intact: the mutant is still a file make-starter reads
+                self.assertEqual(mu.count_blocks(m.text), mu.count_blocks(text), m.id)
+
+    def test_write_show_list_and_score_through_the_tool(self):
+        with tempfile.TemporaryDirectory(prefix="test-mutate-hw-class-") as d:
+            tmp = Path(d)
+            run = ClassTest.run_tool
+            code, out = run(self, "--write", str(tmp / "class"), "1.8", "--handwritten")
+            self.assertEqual(code, 0, out)
+            data = json.loads((tmp / "class.mutants.json").read_text())
+            ids = sorted(data["mutants"])
+            self.assertTrue(ids and all(i.startswith("1.8-hw-") for i in ids), ids)
+            self.assertIn("1.8-hw-aggregate-ends-lookback", ids)
+            self.assertEqual({m["operator"] for m in data["mutants"].values()}, {"hw"})
+            entries = submissions.discover(tmp / "class")
+            self.assertEqual(sorted(e.student for e in entries), ids)
+            # beside the token operators: both kinds in one class
+            code, out = run(self, "--write", str(tmp / "both"), "1.8", "--operators", "hw,del_sync")
+            self.assertEqual(code, 0, out)
+            both = json.loads((tmp / "both.mutants.json").read_text())["mutants"]
+            self.assertEqual({m["operator"] for m in both.values()}, {"hw", "del_sync"})
+            code, out = run(self, "--show", "1.8-hw-aggregate-ends-lookback")
+            self.assertEqual(code, 0, out)
+            self.assertIn("status_of(w) != kInvalid", out)
+            code, out = run(self, "--list", "1.8", "--handwritten")
+            self.assertEqual(code, 0, out)
+            self.assertRegex(out, r"1\.8\s+exclusive_scan_decoupled_lookback\s+\d+\s+hw \d+")
+            code, out = run(self, "--list", "--operators", "help")
+            self.assertIn("hw", out)
+            # graded: one killed, the rest survive; the report names them
+            out_dir = tmp / "out"
+            for n, mid in enumerate(ids):
+                f = out_dir / "students" / mid / "results.json"
+                f.parent.mkdir(parents=True)
+                f.write_text(json.dumps({"cudalab": {"exercises": [
+                    {"id": "1.8", "status": "failed" if n == 0 else "passed", "reason": ""}]}}))
+            code, out = run(self, "--score", str(out_dir), "--mutants", str(tmp / "class.mutants.json"))
+            self.assertEqual(code, 0, out)
+            md = (out_dir / "mutation.md").read_text()
+            self.assertIn(f"hw 1/{len(ids)}", md)
+            self.assertIn(f"survived: {ids[1]} (", md)
