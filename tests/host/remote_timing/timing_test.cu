@@ -155,6 +155,10 @@ TEST(RemoteSpin, TheCheckerPollsForATimedReplyAtMostAWindowThenBlocks) {
 TEST(RemoteSpin, ARunnerThatHangsDuringThePollIsStillTimedOut) {
   cudalab_remote_call_times(nullptr, nullptr);
   ScopedEnv always("CUDALAB_REMOTE_SPIN", "1");
+  // The runner is started before the time limit is set: the limit also bounds
+  // the wait for a new runner's start, which on a GPU machine (CUDA's set-up)
+  // takes longer than 0.1 s, and this test is about a hang during the call.
+  busy(1);
   ScopedEnv timeout("CUDALAB_CALL_TIMEOUT", "0.1");
   const auto t0 = std::chrono::steady_clock::now();
   std::string what;
