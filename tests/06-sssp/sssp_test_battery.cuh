@@ -336,6 +336,35 @@ inline Csr negative_dag(std::size_t n, std::size_t m, std::uint64_t s) {
   return graph::csr_from_edges(n, edges);
 }
 
+/// The largest number of edges that a shortest path from `source` needs:
+/// over the reachable vertices, the fewest edges of any shortest path to
+/// it (breadth-first over the tight edges, dist[u] + w == dist[v], of the
+/// CPU reference's distances). Bellman-Ford settles a vertex whose shortest
+/// path has h edges by sweep h, so with no negative cycle it stops after at
+/// most this + 1 sweeps. Work O(n + m) after the reference.
+inline std::uint64_t max_shortest_path_edges(const Csr& g, vertex_t source) {
+  const std::vector<dist64_t> dist = g.has_negative_weights()
+                                         ? reference::bellman_ford_reference(g, source).dist
+                                         : graph::dijkstra_reference(g, source).dist;
+  std::vector<std::uint64_t> hops(g.num_vertices(), std::numeric_limits<std::uint64_t>::max());
+  std::vector<vertex_t> queue{source};
+  hops[source] = 0;
+  std::uint64_t most = 0;
+  for (std::size_t head = 0; head < queue.size(); ++head) {
+    const vertex_t u = queue[head];
+    most = std::max(most, hops[u]);
+    for (auto e = g.row_offsets[u]; e < g.row_offsets[u + 1]; ++e) {
+      const vertex_t v = g.col_indices[e];
+      if (hops[v] == std::numeric_limits<std::uint64_t>::max() && dist[u] != kUnreachable &&
+          dist[u] + g.weights[e] == dist[v]) {
+        hops[v] = hops[u] + 1;
+        queue.push_back(v);
+      }
+    }
+  }
+  return most;
+}
+
 /// Checks that a run reports a negative cycle, and does not hang.
 inline void expect_negative_cycle(const Spec& spec, const Csr& g, vertex_t source, std::uint64_t s,
                                   const std::string& what) {
