@@ -41,6 +41,52 @@ def merge(parts: list[dict], equivalent: dict[str, dict[str, str]]) -> dict:
         e["survived"] = still
         e["commit"] = commits[ex]
         rescore(e)
+    return _report(per, commits)
+
+
+_COUNTS = ("generated", "equivalent_tce", "killed_by_tests", "killed_by_sanitizer", "killed_by_check")
+_LISTS = ("equivalent", "survived", "did_not_compile", "not_graded", "equivalent_but_killed")
+
+
+def combine(samples: list[dict]) -> dict:
+    """One report of several samples of different mutants (for example the token operators'
+    sample and the hand-written mutants), each a merge() or mutate.score() result: per
+    exercise the counts add up, the lists and the operators join, and the score is recomputed.
+    An exercise's mutant ids must not repeat across samples (ValueError: the same mutant
+    counted twice)."""
+    per: dict[str, dict] = {}
+    commits: dict[str, set[str]] = {}
+    for sample in samples:
+        for ex, e in sample.get("exercises", {}).items():
+            e = copy.deepcopy(e)
+            e.setdefault("killed_by_check", 0)
+            e.setdefault("equivalent_tce", 0)
+            commits.setdefault(ex, set()).update(
+                c.strip() for c in str(e.get("commit") or sample.get("commit") or "").split(",") if c.strip())
+            if ex not in per:
+                per[ex] = e
+                continue
+            into = per[ex]
+            for key in _COUNTS:
+                into[key] += e[key]
+            for key in _LISTS:
+                into[key] = into.get(key, []) + e.get(key, [])
+            for op, o in e.get("operators", {}).items():
+                mine = into["operators"].setdefault(op, {"generated": 0, "killed": 0})
+                mine["generated"] += o["generated"]
+                mine["killed"] += o["killed"]
+    for ex, e in per.items():
+        ids = [x["id"] if isinstance(x, dict) else str(x) for key in _LISTS for x in e.get(key, [])]
+        twice = sorted({i for i in ids if ids.count(i) > 1})
+        if twice:
+            raise ValueError(f"{ex}: mutant(s) {', '.join(twice)} in more than one sample")
+        e["commit"] = ", ".join(sorted(commits[ex]))
+        rescore(e)
+    return _report(per, {ex: e["commit"] for ex, e in per.items()})
+
+
+def _report(per: dict[str, dict], commits: dict[str, str]) -> dict:
+    """The report of per-exercise entries: chapter and course totals."""
     exercises = dict(sorted(per.items(), key=lambda kv: _id_key(kv[0])))
     chapters: dict[str, dict] = {}
     for ex, e in exercises.items():
@@ -52,7 +98,7 @@ def merge(parts: list[dict], equivalent: dict[str, dict[str, str]]) -> dict:
         c["score"] = round(c["killed"] / c["counted"], 4) if c["counted"] else None
     killed = sum(e["killed"] for e in exercises.values())
     counted = sum(e["counted"] for e in exercises.values())
-    return {"commit": ", ".join(sorted({c for c in commits.values() if c})),
+    return {"commit": ", ".join(sorted({c.strip() for v in commits.values() for c in v.split(",") if c.strip()})),
             "class_output": "merged", "killed": killed, "counted": counted,
             "score": round(killed / counted, 4) if counted else None,
             "chapters": chapters, "exercises": exercises}

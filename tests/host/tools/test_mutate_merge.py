@@ -44,5 +44,27 @@ class MergeTest(unittest.TestCase):
         self.assertIn("3.1 z", mu.markdown(r))
 
 
+class CombineTest(unittest.TestCase):
+    def test_two_samples_of_one_exercise_add_up(self):
+        tokens = {"commit": "a", "exercises": {"6.2": entry("bf", 3, []), "1.1": entry("x", 1, ["1.1-s"])}}
+        hw = entry("bf", 2, ["6.2-hw-b"], check=1)
+        hw["operators"] = {"hw": {"generated": 4, "killed": 3}}
+        hw["commit"] = "b"
+        r = mm.combine([tokens, {"commit": "b", "exercises": {"6.2": hw}}])
+        e = r["exercises"]["6.2"]
+        self.assertEqual((e["generated"], e["killed"], e["counted"], e["commit"]), (7, 6, 7, "a, b"))
+        self.assertEqual(set(e["operators"]), {"cmp_flip", "hw"})
+        self.assertEqual([s["id"] for s in e["survived"]], ["6.2-hw-b"])
+        self.assertEqual(r["exercises"]["1.1"]["commit"], "a")
+        self.assertEqual(r["chapters"]["6"], {"killed": 6, "counted": 7, "survived": 1, "score": round(6 / 7, 4)})
+        self.assertEqual((r["killed"], r["counted"], r["commit"]), (7, 9, "a, b"))
+        self.assertEqual(tokens["exercises"]["6.2"]["generated"], 3)  # the inputs are left as they were
+
+    def test_a_mutant_in_two_samples_is_refused(self):
+        one = {"commit": "a", "exercises": {"1.1": entry("x", 0, ["1.1-s"])}}
+        with self.assertRaisesRegex(ValueError, "1.1-s"):
+            mm.combine([one, one])
+
+
 if __name__ == "__main__":
     unittest.main()
