@@ -1,6 +1,7 @@
 // Tests of exercise 6.6, cudalab::sssp::spmv_bellman_ford_ell (suites
 // SsspSpmvBellmanFordEll*): the shared battery (sssp_test_battery.cuh)
-// with negative weights and cycles.
+// with negative weights and cycles, and a bound on the products (a row
+// that keeps a sum other than its smallest only costs products).
 // Run: tools/grade 6.6   or   build/default/bin/spmv_bellman_ford_ell_test_starter
 #include "sssp_test_battery.cuh"
 
@@ -26,6 +27,15 @@ const Spec& spec() {
 }
 
 CUDALAB_SSSP_BATTERY(SsspSpmvBellmanFordEll, spec)
+
+// A hub's row holds many in-edges: a product that keeps, say, the last sum
+// that beats x[v] rather than the smallest still converges, a product later.
+class SsspSpmvBellmanFordEllProducts : public GpuTest {};
+
+TEST_F(SsspSpmvBellmanFordEllProducts, EveryProductTakesTheRowsMinimum) {
+  check_rounds_bounded(spec(), 1 << 12, 64,
+                       "y[v] is the minimum over the whole row: compare each sum with the best so far (best = min(best, x[u] + w)), not with x[v], so that a later, larger sum cannot replace a smaller one");
+}
 
 }  // namespace
 }  // namespace cudalab::test::sssp

@@ -24,6 +24,7 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -363,6 +364,44 @@ inline std::uint64_t max_shortest_path_edges(const Csr& g, vertex_t source) {
     }
   }
   return most;
+}
+
+/// The hubs graph: the source 0 reaches `middle` vertices 1..middle by one
+/// edge each, and middle vertex i has one edge into hub middle + 1 + i %
+/// hubs, so each hub has middle / hubs in-edges. Weights are random in
+/// [1, 10^6] from seed s. Every shortest path has at most 2 edges.
+inline Csr hubs_graph(vertex_t middle, vertex_t hubs, std::uint64_t s) {
+  std::mt19937_64 rng(s);
+  std::uniform_int_distribution<weight_t> w(1, 1000000);
+  std::vector<Edge> edges;
+  edges.reserve(2 * static_cast<std::size_t>(middle));
+  for (vertex_t i = 1; i <= middle; ++i) edges.push_back(Edge{0, i, w(rng)});
+  for (vertex_t i = 1; i <= middle; ++i) edges.push_back(Edge{i, middle + 1 + i % hubs, w(rng)});
+  return graph::csr_from_edges(static_cast<std::size_t>(middle) + 1 + hubs, edges);
+}
+
+/// Runs a sweeping exercise (6.2, 6.5, 6.6: Stats::iterations counts its
+/// sweeps or products, the last one changing nothing) on the hubs graph,
+/// checks its distances, then that it needed no more rounds than the
+/// longest shortest path's edges + 1. A round that keeps a wrong candidate
+/// for a hub (a lost race, a later in-edge instead of the smallest) is
+/// corrected by the next one, so the distances come out right and only the
+/// count of rounds shows the mistake; `fix` says what to do about it.
+inline void check_rounds_bounded(const Spec& spec, vertex_t middle, vertex_t hubs, const std::string& fix) {
+  const auto s = seed();
+  const Csr g = hubs_graph(middle, hubs, s);
+  const std::string what = "hubs: " + std::to_string(middle) + " middle vertices, " + std::to_string(hubs) +
+                           " hubs of " + std::to_string(middle / hubs) + " in-edges each";
+  check_graph(spec, g, 0, s, what);
+  const std::uint64_t bound = max_shortest_path_edges(g, 0) + 1;
+  const Outcome got = spec.run(g, 0);
+  EXPECT_LE(got.stats.iterations, bound)
+      << context(spec.exercise, g.num_vertices(), s) << what << ": every shortest path has at most " << bound - 1
+      << " edges, so round " << bound - 1 << " settles every vertex and round " << bound
+      << " changes nothing; Stats::iterations reported " << got.stats.iterations
+      << " rounds. The distances are right, but some rounds left a hub with a larger distance than its "
+         "in-edges offered, for the next round to lower. "
+      << fix;
 }
 
 /// Checks that a run reports a negative cycle, and does not hang.
