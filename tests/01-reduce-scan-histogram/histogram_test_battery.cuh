@@ -46,20 +46,39 @@ inline std::string bins_name(const ::testing::TestParamInfo<int>& info) {
   return "bins" + std::to_string(info.param);
 }
 
+/// Poisoned words after the counters: a write past histogram[num_bins - 1]
+/// changes one (an allocation of exactly num_bins words would hide it in
+/// cudaMalloc's rounding).
+constexpr std::size_t kGuardWords = 64;
+
 /// Runs `fn` on `host` copied to the device at `offset` elements past an
-/// aligned allocation, with every counter poisoned first; returns the counts.
+/// aligned allocation, with every counter and kGuardWords guard words after
+/// them poisoned first; returns the counts, and fails the test (without
+/// stopping it) when a guard word changed.
 inline std::vector<unsigned> run_histogram(Histogram fn, const std::vector<int>& host, int num_bins,
                                            int lower, int upper, std::size_t offset = 0) {
   DeviceBuffer<int> in(host.size() + offset);
   if (!host.empty())
     CUDALAB_CHECK(cudaMemcpy(in.data() + offset, host.data(), host.size() * sizeof(int),
                              cudaMemcpyHostToDevice));
-  DeviceBuffer<unsigned> out(static_cast<std::size_t>(num_bins));
+  const auto bins = static_cast<std::size_t>(num_bins);
+  DeviceBuffer<unsigned> out(bins + kGuardWords);
   out.fill_bytes(kPoison);
   fn(host.empty() ? nullptr : in.data() + offset, host.size(), out.data(), num_bins, lower, upper,
      nullptr);
   CUDALAB_CHECK(cudaDeviceSynchronize());
-  return out.download();
+  std::vector<unsigned> counts = out.download();
+  for (std::size_t i = bins; i < counts.size(); ++i) {
+    if (counts[i] == kPoisonWord) continue;
+    ADD_FAILURE() << num_bins << " bins over [" << lower << ", " << upper << "), n = " << host.size()
+                  << ": the call wrote past the histogram: histogram[" << i << "], " << i - bins + 1
+                  << " word(s) after the last bin, holds 0x" << std::hex << counts[i] << std::dec
+                  << " instead of the poison 0xA5A5A5A5. Write only histogram[0 .. num_bins): a "
+                     "carry into bin b + 1 (1.12's wrap of a low half) must check that bin b + 1 exists.";
+    break;
+  }
+  counts.resize(bins);
+  return counts;
 }
 
 /// The same histogram computed by `cub::DeviceHistogram::HistogramEven`: an
@@ -442,6 +461,11 @@ inline void even_bins_match_formula() {
   }                                                                                              \
   TEST_F(Suite##Cases, AllInOneBinLargeMaxBins) {                                                \
     hb::all_in_one_bin(exercise, Suite##Fn, Suite##Max, (1u << 26) + 1);                         \
+  }                                                                                              \
+  /* An odd bin count: the last bin is a low half of 1.12's packed words, its wraps carry into */ \
+  /* a bin that does not exist (the guard after the histogram sees a write there). */          \
+  TEST_F(Suite##Cases, AllInOneBinLargeOddBins) {                                                \
+    hb::all_in_one_bin(exercise, Suite##Fn, Suite##Max - 1 + Suite##Max % 2, (1u << 26) + 1);     \
   }                                                                                              \
   TEST_F(Suite##Cases, OneBinEverySize) { hb::one_bin_every_size(exercise, Suite##Fn, Suite##Max); } \
   TEST_F(Suite##Cases, HalfInOneBinLarge) {                                                      \
