@@ -22,13 +22,16 @@ int item_of_slot(long long k) { return static_cast<int>(3 * k + 1); }
 
 // Fills slots [0, fill) of a stack of `capacity`, sets the counter to
 // `counter`, pops `count` and checks everything the contract promises.
-void check_pop(std::size_t capacity, std::size_t fill, long long counter, std::size_t count, const std::string& what) {
+// `flags_before`: the error bits an earlier call left, which must stay set.
+void check_pop(std::size_t capacity, std::size_t fill, long long counter, std::size_t count, const std::string& what,
+               unsigned flags_before = 0) {
   const auto s = cudalab::test::seed();
   GuardedStack stack(capacity);
   std::vector<int> contents(fill);
   for (std::size_t k = 0; k < fill; ++k) contents[k] = item_of_slot(static_cast<long long>(k));
   stack.slots().upload(contents);
   stack.set_counter(counter);
+  stack.set_flags(flags_before);
   GuardedArray out(count);
   cudalab::stack::pop_batch(stack.view(), count, out.data(), kEmpty, nullptr);
   CUDALAB_CHECK(cudaDeviceSynchronize());
@@ -48,9 +51,13 @@ void check_pop(std::size_t capacity, std::size_t fill, long long counter, std::s
   for (long long k = counter - static_cast<long long>(count); k < counter; ++k)
     if (k >= 0 && static_cast<unsigned long long>(k) < capacity) expected.push_back(item_of_slot(k));
   const bool underflow = expected.size() < count;
-  ASSERT_EQ(underflow ? cudalab::stack::kUnderflow : 0u, stack.flags())
-      << ctx << (underflow ? "some pops found no item: kUnderflow must be set"
-                           : "every pop found an item, yet a flag is set");
+  ASSERT_EQ((underflow ? cudalab::stack::kUnderflow : 0u) | flags_before, stack.flags())
+      << ctx
+      << (flags_before != 0 ? "the error bits set before the call (" + std::to_string(flags_before) +
+                                  ") must stay set until clear(): set kUnderflow with an atomic OR "
+                                  "(fetch_or, atomicOr), never store the whole word, and never clear it in a pop"
+          : underflow ? std::string("some pops found no item: kUnderflow must be set")
+                      : std::string("every pop found an item, yet a flag is set"));
 
   const std::vector<int> got = out.download();
   std::vector<int> items;
@@ -124,6 +131,15 @@ TEST_F(StackPopBatchCases, AfterOverflow) {
   // Counter 1000 + 40 on a stack of 1000: the 40 topmost pops find the slots
   // of dropped pushes (no item there), the next ones find items.
   check_pop(1000, 1000, 1040, 300, "counter above capacity after an overflow");
+}
+
+TEST_F(StackPopBatchCases, FlagsAreSticky) {
+  // kOverflow left by the pushes that overflowed: the pops that find no item
+  // add kUnderflow to it, and pops that all find items keep it.
+  check_pop(1000, 1000, 1040, 300, "kOverflow set by the pushes that overflowed", cudalab::stack::kOverflow);
+  if (HasFatalFailure()) return;
+  check_pop(1000, 1000, 1000, 300, "kOverflow set by an earlier push, every pop finds an item",
+            cudalab::stack::kOverflow);
 }
 
 TEST_F(StackPopBatchCases, SuccessiveBatches) {

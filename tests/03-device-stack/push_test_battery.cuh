@@ -23,11 +23,12 @@ inline std::vector<int> push_items(std::size_t n, std::uint64_t s) {
 }
 
 /// Pushes `items` (with `flags`; empty = null flags) into `stack`, which
-/// already holds `before` (bottom first, counter = before.size()), and checks
-/// the counter, the flags, the contents and the guards.
+/// already holds `before` (bottom first, counter = before.size()) and the
+/// error bits `flags_before` (an earlier call's), and checks the counter,
+/// the flags, the contents and the guards.
 inline void check_push(const char* exercise, PushFn fn, GuardedStack& stack, const std::vector<int>& before,
                        const std::vector<int>& items, const std::vector<std::uint8_t>& flags, std::uint64_t s,
-                       const std::string& what) {
+                       const std::string& what, unsigned flags_before = 0) {
   const std::size_t n = items.size();
   const std::size_t capacity = stack.view().capacity;
   const auto d_items = to_device(items);
@@ -49,9 +50,13 @@ inline void check_push(const char* exercise, PushFn fn, GuardedStack& stack, con
                                              << "check 0 <= slot < capacity before writing";
   ASSERT_EQ(attempts, stack.counter()) << ctx << "the counter must count every push, also those that "
                                        << "overflow (one increment per pushing thread, none for the others)";
-  ASSERT_EQ(overflow ? cudalab::stack::kOverflow : 0u, stack.flags())
-      << ctx << (overflow ? "pushes past the capacity must set kOverflow"
-                          : "no push overflowed, yet a flag is set (or the overflow bit is missing)");
+  ASSERT_EQ((overflow ? cudalab::stack::kOverflow : 0u) | flags_before, stack.flags())
+      << ctx
+      << (flags_before != 0 ? "the error bits set before the call (" + std::to_string(flags_before) +
+                                  ") must stay set until clear(): set kOverflow with an atomic OR "
+                                  "(fetch_or, atomicOr), never store the whole word, and never clear it in a push"
+          : overflow ? std::string("pushes past the capacity must set kOverflow")
+                     : std::string("no push overflowed, yet a flag is set (or the overflow bit is missing)"));
   const std::vector<int> slots = stack.slots().download();
   const std::vector<int> stored(slots.begin(), slots.begin() + static_cast<std::ptrdiff_t>(size));
   if (!overflow) {
@@ -153,6 +158,21 @@ inline void launches_accumulate(const char* exercise, PushFn fn) {
   check_push(exercise, fn, stack, both, push_items(64, s + 2), {}, s, "third launch overflows");
 }
 
+/// A stack whose kUnderflow an earlier pop set: a push that overflows adds
+/// kOverflow to it, one that fits leaves it (the flags stay set until clear()).
+inline void flags_are_sticky(const char* exercise, PushFn fn) {
+  const auto s = seed();
+  const auto items = push_items(20, s);
+  for (const std::size_t capacity : {std::size_t{8}, std::size_t{64}}) {
+    GuardedStack stack(capacity);
+    stack.set_flags(cudalab::stack::kUnderflow);
+    check_push(exercise, fn, stack, {}, items, {}, s,
+               "kUnderflow set by an earlier pop, 20 pushes into " + std::to_string(capacity) + " slots",
+               cudalab::stack::kUnderflow);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
 /// Large sizes, five times each, exact fit and overflow: races show as rare failures.
 inline void repeated_large(const char* exercise, PushFn fn) {
   const std::size_t n = (1u << 22) + 1;
@@ -222,6 +242,7 @@ inline void bad_input_changes_nothing(const char* exercise, PushFn fn) {
     ::cudalab::test::stack::launches_accumulate(exercise, Suite##Fn);                               \
   }                                                                                                 \
   TEST_F(Suite##Cases, RepeatedLarge) { ::cudalab::test::stack::repeated_large(exercise, Suite##Fn); } \
+  TEST_F(Suite##Cases, FlagsAreSticky) { ::cudalab::test::stack::flags_are_sticky(exercise, Suite##Fn); } \
   TEST_F(Suite##Cases, BadInputChangesNothing) {                                                    \
     ::cudalab::test::stack::bad_input_changes_nothing(exercise, Suite##Fn);                         \
   }                                                                                                 \

@@ -80,6 +80,8 @@ class GuardedStack {
   }
   long long counter() { return view().counter(); }
   unsigned flags() { return view().flags(); }
+  /// Sets the error word, as an earlier call that failed would have left it.
+  void set_flags(unsigned f) { CUDALAB_CHECK(cudaMemcpy(errors_.data(), &f, sizeof f, cudaMemcpyHostToDevice)); }
   /// Empty when the guards around the slots are intact.
   std::string guard_ok_or_message() { return slots_.guard_damage(); }
 
