@@ -76,6 +76,26 @@ TEST_P(KdtreeBoundingBox, NonFinitePoints) {
   expect_box(p, seed(), "NaN at n/2, -inf at n/3 and +inf at n-1 (the first is reported)");
 }
 
+// Every point from index 7 on is non-finite, so every thread of the grid
+// meets several bad points: first_bad must be 7, the smallest, not the last
+// bad index a thread saw (keep the minimum: i < acc.bad).
+TEST_P(KdtreeBoundingBox, NonFiniteFromIndex7) {
+  const std::size_t n = GetParam();
+  CUDALAB_SKIP_IF_ABOVE_MAX_N(n);
+  if (n <= 8) return;
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float3> p = make_cloud(Cloud::kUniform, n, seed());
+  for (std::size_t i = 7; i < n; ++i) {
+    switch (i % 3) {
+      case 0: p[i].x = nan; break;
+      case 1: p[i].y = inf; break;
+      default: p[i].z = -inf; break;
+    }
+  }
+  expect_box(p, seed(), "every point from index 7 on has a NaN or infinite coordinate (first_bad is 7)");
+}
+
 INSTANTIATE_TEST_SUITE_P(Sizes, KdtreeBoundingBox, ::testing::ValuesIn(kSizes), size_name);
 
 TEST(KdtreeBoundingBoxArgs, NullPointersAndSizesThrow) {
