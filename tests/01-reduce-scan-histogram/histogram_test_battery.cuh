@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -21,6 +22,7 @@
 #include "cudalab/device_buffer.cuh"
 #include "cudalab/generators.hpp"
 #include "cudalab/histogram.cuh"
+#include "cudalab/test/device_memory.cuh"
 #include "cudalab/test/harness.hpp"
 #include "histogram_reference.hpp"
 
@@ -429,6 +431,85 @@ inline void even_bins_match_formula() {
   }
 }
 
+// ---------------------------------------------------------------------------
+// LargeIndex: more than 2^31 samples, which the contract allows (n up to
+// max_samples = 2^32 - 1). An index kept in int becomes negative past
+// 2^31 - 1, and `i >= n` then drops every sample from there on. The samples
+// below 2^31 go to bins 0..3999, those from 2^31 on to bins 4000..4095, so a
+// lost high sample shows as a short count in the high bins.
+
+constexpr std::size_t k2To31 = std::size_t{1} << 31;
+/// 2^20 + 3 samples past 2^31: over 1000 blocks of every exercise, and a tail
+/// after the last whole 16-byte vector.
+constexpr std::size_t kAbove2To31 = k2To31 + (std::size_t{1} << 20) + 3;
+constexpr int kLowBins = 4000, kHighBins = 96, kLargeIndexBins = kLowBins + kHighBins;
+
+/// The LargeIndex sample at index i: i % 4000 below 2^31, 4000 + (i - 2^31) % 96 from there on.
+__host__ __device__ constexpr int large_index_sample(std::size_t i) {
+  return i < k2To31 ? static_cast<int>(i % kLowBins) : kLowBins + static_cast<int>((i - k2To31) % kHighBins);
+}
+
+/// How many of 0 .. m - 1 are r modulo `period`.
+constexpr unsigned residue_count(std::size_t m, std::size_t period, std::size_t r) {
+  return static_cast<unsigned>(m / period + (r < m % period ? 1 : 0));
+}
+
+static_assert(large_index_sample(0) == 0 && large_index_sample(4001) == 1 && large_index_sample(k2To31) == 4000);
+static_assert(residue_count(10, 4, 1) == 3 && residue_count(10, 4, 2) == 2 && residue_count(3, 96, 5) == 0);
+
+/// Writes the LargeIndex samples into s[0..n) (a grid-stride loop, 64-bit index).
+__global__ void fill_large_index_samples(int* s, std::size_t n) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n; i += stride)
+    s[i] = large_index_sample(i);
+}
+
+/// Counts kAbove2To31 samples filled on the device into 4096 bins of width 1
+/// over [0, 4096) and compares with the counts in closed form; skips where
+/// the device (or its profile) lacks the 8 GiB, or under a sanitizer's cap.
+inline void large_index(const char* exercise, Histogram fn) {
+  const std::size_t n = kAbove2To31;
+  CUDALAB_SKIP_IF_ABOVE_MAX_N(n);
+  std::optional<DeviceBuffer<int>> in;
+  if (const std::string why =
+          allocate_large(n * sizeof(int), "n = " + std::to_string(n) + " samples", [&] { in.emplace(n); });
+      !why.empty())
+    GTEST_SKIP() << why;
+  fill_large_index_samples<<<1024, 256>>>(in->data(), n);
+  CUDALAB_CHECK_LAUNCH();
+  DeviceBuffer<unsigned> out(static_cast<std::size_t>(kLargeIndexBins) + kGuardWords);
+  out.fill_bytes(kPoison);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  const std::string what = "n = " + std::to_string(n) +
+                           " samples (more than 2^31): sample i is i % 4000 below index 2^31 and "
+                           "4000 + (i - 2^31) % 96 from there on, 4096 bins of width 1 over [0, 4096): ";
+  try {
+    fn(in->data(), n, out.data(), kLargeIndexBins, 0, kLargeIndexBins, nullptr);
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+  } catch (const std::exception& e) {
+    FAIL() << context(exercise, n, 0) << what << "the call failed: " << e.what()
+           << "\nAn index computed in 32 bits wraps (int past 2^31 - 1) and reads outside the samples: "
+              "use std::size_t for every index, as in the lesson.";
+  }
+  std::vector<unsigned> actual = out.download();
+  for (std::size_t i = kLargeIndexBins; i < actual.size(); ++i)
+    ASSERT_EQ(actual[i], kPoisonWord) << context(exercise, n, 0) << what << "the call wrote past the histogram: "
+                                      << "histogram[" << i << "] changed";
+  actual.resize(kLargeIndexBins);
+  std::vector<unsigned> expected(kLargeIndexBins);
+  for (int b = 0; b < kLowBins; ++b) expected[b] = residue_count(k2To31, kLowBins, b);
+  for (int r = 0; r < kHighBins; ++r) expected[kLowBins + r] = residue_count(n - k2To31, kHighBins, r);
+  const std::string diff = describe_difference(expected, actual, 0, kLargeIndexBins);
+  unsigned long long high = 0;
+  for (int r = 0; r < kHighBins; ++r) high += actual[kLowBins + r];
+  ASSERT_TRUE(diff.empty()) << context(exercise, n, 0) << what << "\n" << diff
+                            << (high == 0 ? " Bins 4000 to 4095 are empty: no sample from index 2^31 on was counted. "
+                                            "An int index wraps past 2^31 - 1 to a negative number, and i < n is "
+                                            "then false: compute i in std::size_t, as in the lesson: "
+                                            "blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x."
+                                          : "");
+}
+
 }  // namespace cudalab::test::histogram
 
 /// Defines the suites Suite (uniform samples by size, 256 and 4096 bins),
@@ -476,6 +557,7 @@ inline void even_bins_match_formula() {
   TEST_F(Suite##Cases, Boundaries) { hb::boundaries(exercise, Suite##Fn, Suite##Max); }          \
   TEST_F(Suite##Cases, MatchesCub) { hb::matches_cub(exercise, Suite##Fn, Suite##Max); }         \
   TEST_F(Suite##Cases, Misaligned) { hb::misaligned(exercise, Suite##Fn); }                      \
+  TEST_F(Suite##Cases, LargeIndexAbove2To31) { hb::large_index(exercise, Suite##Fn); }           \
   TEST_F(Suite##Cases, Overwrites) { hb::overwrites(exercise, Suite##Fn, Suite##Max); }          \
   TEST_F(Suite##Cases, BadInputChangesNothing) {                                                 \
     hb::bad_input_changes_nothing(exercise, Suite##Fn);                                          \
