@@ -173,6 +173,35 @@ inline void flags_are_sticky(const char* exercise, PushFn fn) {
   }
 }
 
+/// Pushes onto a stack that underflowed: the counter is -3 and kUnderflow is
+/// set. The first three slots handed out (-3, -2, -1) lie outside
+/// [0, capacity): those pushes drop their items and set kOverflow; the other
+/// seven fill slots 0 to 6.
+inline void push_after_underflow(const char* exercise, PushFn fn) {
+  const auto s = seed();
+  const std::vector<int> items = push_items(10, s);
+  GuardedStack stack(16);
+  stack.set_counter(-3);
+  stack.set_flags(cudalab::stack::kUnderflow);
+  const auto d_items = to_device(items);
+  fn(stack.view(), d_items.data(), nullptr, items.size(), nullptr);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  const std::string ctx = context(exercise, items.size(), s) +
+                          "10 pushes onto a stack of 16 whose counter is -3 after an underflow: ";
+  ASSERT_EQ(stack.guard_ok_or_message(), "")
+      << ctx << "a write outside [0, capacity): the slots -3, -2 and -1 are outside too, check 0 <= slot "
+      << "(a signed slot) as well as slot < capacity";
+  ASSERT_EQ(7, stack.counter()) << ctx << "the counter must count every push: -3 + 10 = 7";
+  ASSERT_EQ(cudalab::stack::kOverflow | cudalab::stack::kUnderflow, stack.flags())
+      << ctx << "the pushes given slots -3, -2 and -1 must set kOverflow, and kUnderflow stays set until clear()";
+  const std::vector<int> slots = stack.slots().download();
+  const std::vector<int> stored(slots.begin(), slots.begin() + 7);
+  ASSERT_EQ(not_a_submultiset(items, stored), "")
+      << ctx << "slots 0 to 6 must hold seven of the pushed items, each at most once";
+  for (std::size_t k = 7; k < slots.size(); ++k)
+    ASSERT_EQ(kPoisonInt, slots[k]) << ctx << "slot " << k << " above the top (7) was written: " << slots[k];
+}
+
 /// Large sizes, five times each, exact fit and overflow: races show as rare failures.
 inline void repeated_large(const char* exercise, PushFn fn) {
   const std::size_t n = (1u << 22) + 1;
@@ -243,6 +272,9 @@ inline void bad_input_changes_nothing(const char* exercise, PushFn fn) {
   }                                                                                                 \
   TEST_F(Suite##Cases, RepeatedLarge) { ::cudalab::test::stack::repeated_large(exercise, Suite##Fn); } \
   TEST_F(Suite##Cases, FlagsAreSticky) { ::cudalab::test::stack::flags_are_sticky(exercise, Suite##Fn); } \
+  TEST_F(Suite##Cases, PushAfterUnderflow) {                                                        \
+    ::cudalab::test::stack::push_after_underflow(exercise, Suite##Fn);                              \
+  }                                                                                                 \
   TEST_F(Suite##Cases, BadInputChangesNothing) {                                                    \
     ::cudalab::test::stack::bad_input_changes_nothing(exercise, Suite##Fn);                         \
   }                                                                                                 \
