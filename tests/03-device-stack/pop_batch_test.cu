@@ -133,6 +133,13 @@ TEST_F(StackPopBatchCases, AfterOverflow) {
   check_pop(1000, 1000, 1040, 300, "counter above capacity after an overflow");
 }
 
+TEST_F(StackPopBatchCases, CounterBeyond32Bits) {
+  // 2^32 + 5 on a full stack of 16 (the counter keeps counting dropped
+  // pushes): the slots popped lie far above the capacity, so every output is
+  // `empty`; a slot kept in 32 bits wraps to 4..1 and returns items.
+  check_pop(16, 16, (1LL << 32) + 5, 4, "counter 2^32 + 5, past the capacity (a 32-bit slot wraps into it)");
+}
+
 TEST_F(StackPopBatchCases, FlagsAreSticky) {
   // kOverflow left by the pushes that overflowed: the pops that find no item
   // add kUnderflow to it, and pops that all find items keep it.

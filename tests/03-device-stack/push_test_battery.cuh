@@ -202,6 +202,29 @@ inline void push_after_underflow(const char* exercise, PushFn fn) {
     ASSERT_EQ(kPoisonInt, slots[k]) << ctx << "slot " << k << " above the top (7) was written: " << slots[k];
 }
 
+/// Pushes onto a stack whose counter is 2^32 + 2, past the capacity of 16
+/// after many dropped pushes: every slot handed out is above the capacity,
+/// so nothing is written. A slot kept in 32 bits wraps to 2..6 and writes.
+inline void push_counter_beyond_32_bits(const char* exercise, PushFn fn) {
+  const auto s = seed();
+  const std::vector<int> items = push_items(5, s);
+  const long long start = (1LL << 32) + 2;
+  GuardedStack stack(16);
+  stack.set_counter(start);
+  const auto d_items = to_device(items);
+  fn(stack.view(), d_items.data(), nullptr, items.size(), nullptr);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  const std::string ctx = context(exercise, items.size(), s) +
+                          "5 pushes onto a stack of 16 whose counter is 2^32 + 2 (64-bit, it keeps counting): ";
+  ASSERT_EQ(stack.guard_ok_or_message(), "") << ctx << "a write outside [0, capacity)";
+  ASSERT_EQ(start + 5, stack.counter()) << ctx << "the counter must count every push";
+  ASSERT_EQ(cudalab::stack::kOverflow, stack.flags()) << ctx << "every push got a slot past the capacity: kOverflow";
+  const std::vector<int> slots = stack.slots().download();
+  for (std::size_t k = 0; k < slots.size(); ++k)
+    ASSERT_EQ(kPoisonInt, slots[k]) << ctx << "slot " << k << " was written with " << slots[k]
+                                    << ": a slot kept in 32 bits (int, unsigned) wraps; keep it in long long";
+}
+
 /// Large sizes, five times each, exact fit and overflow: races show as rare failures.
 inline void repeated_large(const char* exercise, PushFn fn) {
   const std::size_t n = (1u << 22) + 1;
@@ -272,6 +295,9 @@ inline void bad_input_changes_nothing(const char* exercise, PushFn fn) {
   }                                                                                                 \
   TEST_F(Suite##Cases, RepeatedLarge) { ::cudalab::test::stack::repeated_large(exercise, Suite##Fn); } \
   TEST_F(Suite##Cases, FlagsAreSticky) { ::cudalab::test::stack::flags_are_sticky(exercise, Suite##Fn); } \
+  TEST_F(Suite##Cases, CounterBeyond32Bits) {                                                       \
+    ::cudalab::test::stack::push_counter_beyond_32_bits(exercise, Suite##Fn);                       \
+  }                                                                                                 \
   TEST_F(Suite##Cases, PushAfterUnderflow) {                                                        \
     ::cudalab::test::stack::push_after_underflow(exercise, Suite##Fn);                              \
   }                                                                                                 \
