@@ -179,7 +179,11 @@ TEST_F(KdtreeCompleteNodesOverflow, NothingPastTheCapacity) {
   const LevelSetup s = make_setup(m, 8, 64, seed());
   const std::size_t used = s.nodes.size(), capacity = used + 501;
   GuardedStack<Node> nodes(capacity, static_cast<long long>(used));
-  nodes.data.upload(s.nodes);
+  // The active parents' links start at -7: a parent left without children
+  // must be marked -1 by the call, not merely left as it was.
+  std::vector<Node> before = s.nodes;
+  for (const int a : s.active) before[static_cast<std::size_t>(a)].left = before[static_cast<std::size_t>(a)].right = -7;
+  nodes.data.upload(before);
   GuardedStack<int> next(100, 0), small(100, 0);  // lists too small as well
   DeviceBuffer<int> d_active(s.active);
   DeviceBuffer<std::uint32_t> d_rights(s.rights);
@@ -197,6 +201,7 @@ TEST_F(KdtreeCompleteNodesOverflow, NothingPastTheCapacity) {
       << ctx << "500 children for lists of 100 each: a list's kOverflow flag";
   const std::vector<Node> got = nodes.data.download();
   std::size_t linked = 0;
+  unsigned long long linked_points = 0;
   for (const int a : s.active) {
     const Node& p = got[static_cast<std::size_t>(a)];
     if (p.left == -1) {
@@ -204,10 +209,25 @@ TEST_F(KdtreeCompleteNodesOverflow, NothingPastTheCapacity) {
       continue;
     }
     ++linked;
+    linked_points += s.nodes[static_cast<std::size_t>(a)].count;
     EXPECT_TRUE(p.left >= static_cast<int>(used) && p.right == p.left + 1 && p.right < static_cast<int>(capacity))
-        << ctx << "node " << a << " has children " << p.left << ", " << p.right;
+        << ctx << "node " << a << " has children " << p.left << ", " << p.right
+        << (p.left == -7 ? " (its links before the call: a parent whose two slots do not fit must get "
+                           "left = right = -1)"
+                         : "");
   }
   EXPECT_EQ(linked, std::size_t{250}) << ctx << "exactly the parents whose two slots fit get children";
+  // Only the children of linked parents are placed: two pushes each, and
+  // their parent's points between them.
+  const long long pushed = next.count.download()[0] + small.count.download()[0];
+  EXPECT_EQ(pushed, 2 * static_cast<long long>(linked))
+      << ctx << "the next and small lists' counters add up to " << pushed << " pushes, expected two for each of the "
+      << linked << " parents with children: a parent whose slots do not fit places no child (check the slots "
+      << "before place())";
+  const unsigned long long points = next_points.download()[0] + small_points.download()[0];
+  EXPECT_EQ(points, linked_points) << ctx << "next_points + small_points = " << points
+                                   << ", expected the points of the parents with children, " << linked_points
+                                   << ": a parent whose slots do not fit reserves no range";
 }
 
 TEST(KdtreeCompleteNodesArgs, BadArgumentsThrow) {
