@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -117,6 +118,30 @@ TEST_F(StackExpandUntilEmptyCases, VisitedTooSmallThrowsLengthError) {
   CUDALAB_CHECK(cudaDeviceSynchronize());
   EXPECT_EQ(visited.guard_damage(), "") << cudalab::test::context(kExercise, 1, rule.seed)
                                         << "write outside visited";
+}
+
+TEST_F(StackExpandUntilEmptyCases, NextLevelOverflowsTheList) {
+  // 2048 roots at depth 11, every node with both children, room for 2148
+  // nodes: level 0 fits, its 4096 children do not fit the next list (of
+  // visited_capacity slots). The pushes past the list's capacity must write
+  // nothing (the quick pass's memcheck sees a write past it), and the call
+  // throws with visited holding the level that fit.
+  const TreeRule rule{cudalab::test::seed(), 30, 1024};
+  std::vector<int> roots(2048);
+  std::iota(roots.begin(), roots.end(), 2048);
+  const auto d_roots = to_device(roots);
+  const std::size_t room = 2148;
+  GuardedArray visited(room);
+  const std::string ctx = cudalab::test::context(kExercise, roots.size(), rule.seed) +
+                          "2048 roots, every node with two children, visited room for 2148: ";
+  EXPECT_THROW(cudalab::stack::expand_until_empty(d_roots.data(), roots.size(), rule, visited.data(), room, nullptr),
+               std::length_error)
+      << ctx << "level 1 (4096 nodes) does not fit: expected std::length_error";
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  ASSERT_EQ(visited.guard_damage(), "") << ctx << "write outside visited";
+  const std::vector<int> got = visited.download();
+  EXPECT_EQ(multiset_difference(roots, std::vector<int>(got.begin(), got.begin() + 2048)), "")
+      << ctx << "visited[0 .. 2048) must hold level 0, the roots";
 }
 
 TEST_F(StackExpandUntilEmptyCases, RepeatedLarge) {
