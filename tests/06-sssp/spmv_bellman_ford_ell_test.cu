@@ -34,9 +34,7 @@ class SsspSpmvBellmanFordEllProducts : public GpuTest {};
 
 TEST_F(SsspSpmvBellmanFordEllProducts, EveryProductTakesTheRowsMinimum) {
   check_rounds_bounded(spec(), 1 << 12, 64,
-                       "y[v] is the minimum over the whole row: compare each sum with the best so far "
-                       "(best = min(best, x[u] + w)), not with x[v], so that a later, larger sum cannot replace "
-                       "a smaller one");
+                       kRowMinimumFix);
 }
 
 }  // namespace

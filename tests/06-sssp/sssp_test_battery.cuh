@@ -380,6 +380,11 @@ inline Csr hubs_graph(vertex_t middle, vertex_t hubs, std::uint64_t s) {
   return graph::csr_from_edges(static_cast<std::size_t>(middle) + 1 + hubs, edges);
 }
 
+/// check_rounds_bounded's advice for the (min, +) products of 6.5 and 6.6.
+inline constexpr const char* kRowMinimumFix =
+    "y[v] is the minimum over the whole row: compare each sum with the best so far "
+    "(best = min(best, x[u] + w)), not with x[v], so that a later, larger sum cannot replace a smaller one";
+
 /// Runs a sweeping exercise (6.2, 6.5, 6.6: Stats::iterations counts its
 /// sweeps or products, the last one changing nothing) on the hubs graph,
 /// checks its distances, then that it needed no more rounds than the
