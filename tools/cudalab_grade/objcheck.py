@@ -42,9 +42,14 @@ SASS_KINDS = {
     "SYNCS": "a shared-memory barrier (mbarrier)",
     "UBLKCP": "a bulk copy into shared memory",
     "UTMALDG": "a tensor-memory-accelerator load into shared memory",
+    # Not an opcode: a read of a special register (S2R, S2UR, CS2R), whatever the source wrote.
+    "SR_CTAID": "a read of the block index (blockIdx, %ctaid or %clusterid, a cooperative "
+                "group's group_index, block_rank or grid-wide thread_rank)",
 }
 SHARED_MEMORY_SASS = ("LDS", "STS", "ATOMS", "LDSM", "STSM", "LDGSTS", "SYNCS", "UBLKCP", "UTMALDG")
 
+_SPECIAL_READS = ("S2R", "S2UR", "CS2R")
+_SPECIAL = re.compile(r"\bSR_[A-Za-z0-9_]+(?:\.[A-Z])?")
 _FUNCTION = re.compile(r"^\s*Function\s*:\s*(\S+)")
 _ARCH = re.compile(r"^\s*code for (sm_\w+)")
 # "/*0050*/  @!P0 SHFL.DOWN PT, R3, ..." -> address, opcode, modifiers (a guard predicate first)
@@ -57,6 +62,8 @@ class SassFunction:
     name: str                       # mangled, as cuobjdump prints it
     arch: str = ""
     instructions: list[tuple[str, str]] = field(default_factory=list)   # (address, OPCODE.MODS)
+    # (address, register) of every special-register read: "S2UR UR4, SR_CTAID.X" -> SR_CTAID.X
+    registers: list[tuple[str, str]] = field(default_factory=list)
 
 
 def parse_sass(text: str) -> list[SassFunction]:
@@ -78,11 +85,18 @@ def parse_sass(text: str) -> list[SassFunction]:
             m = _INSN.match(line)
             if m:
                 cur.instructions.append((m.group(1), m.group(2) + m.group(3)))
+                if m.group(2) in _SPECIAL_READS:
+                    r = _SPECIAL.search(line, m.end())
+                    if r:
+                        cur.registers.append((m.group(1), r.group(0)))
     return functions
 
 
 def sass_matches(entry: str, opcode: str) -> bool:
-    """"SHFL" matches SHFL.DOWN, SHFL.IDX; "LDS" matches LDS.U8 and LDS.128 but not LDSM."""
+    """"SHFL" matches SHFL.DOWN, SHFL.IDX; "LDS" matches LDS.U8 and LDS.128 but not LDSM;
+    "SR_CTAID" (a special register) matches SR_CTAID.X, .Y and .Z but not SR_CTAID_HI."""
+    if entry.startswith("SR_"):
+        return opcode == entry or opcode.startswith(entry + ".")
     base = opcode.split(".", 1)[0]
     want = entry.split(".", 1)[0]
     return base == want and (opcode == entry or opcode.startswith(entry + ".") or entry == want)
@@ -90,12 +104,17 @@ def sass_matches(entry: str, opcode: str) -> bool:
 
 def forbidden_sass(functions: list[SassFunction], forbid: tuple[str, ...] | list[str]
                    ) -> tuple[str, SassFunction, str, str] | None:
-    """(entry, function, address, instruction) of the first forbidden instruction, or None."""
+    """(entry, function, address, instruction) of the first forbidden instruction, or None.
+    An entry "SR_..." is a special register: its instruction is the register read."""
     for fn in functions:
         for addr, opcode in fn.instructions:
             for entry in forbid:
-                if sass_matches(entry, opcode):
+                if not entry.startswith("SR_") and sass_matches(entry, opcode):
                     return entry, fn, addr, opcode
+        for addr, register in fn.registers:
+            for entry in forbid:
+                if entry.startswith("SR_") and sass_matches(entry, register):
+                    return entry, fn, addr, register
     return None
 
 

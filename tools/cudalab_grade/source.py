@@ -97,6 +97,9 @@ class Contract:
     the chapter's [contract] table)."""
     forbid: tuple[str, ...] = ()        # names, in the tokens and the object's symbols
     forbid_why: str = ""                # one sentence for the student: why
+    # (entry, sentence): the reason for one forbid or forbid_sass entry, where forbid_why's
+    # does not fit it (the manifest's forbid_reasons table)
+    forbid_reasons: tuple[tuple[str, str], ...] = ()
     forbid_sass: tuple[str, ...] = ()   # kinds of device instruction (objcheck.SASS_KINDS)
     forbid_host: tuple[str, ...] = ()   # host algorithms that would do the exercise's work
     allow_asm: bool = False             # inline assembly (asm, __asm__) allowed
@@ -110,6 +113,16 @@ class Contract:
     # the namespaces of the exercises it uses (the manifest's uses: "cudalab::kdtree::"): their
     # functions are imports the object may have, defined by the objects linked beside it
     given_namespaces: tuple[str, ...] = ()
+
+    def why(self, entry: str) -> str:
+        """The sentence that says why an entry (a forbid name, one of its EQUIVALENTS, or a
+        forbid_sass kind) is forbidden: its own reason, else forbid_why."""
+        reasons = dict(self.forbid_reasons)
+        entry = SASS_NAME.get(entry, entry)
+        if entry in reasons:
+            return reasons[entry]
+        base = next((k for k, eq in EQUIVALENTS.items() if entry in eq and k in reasons), None)
+        return reasons[base] if base is not None else self.forbid_why
 
 
 @dataclass
@@ -143,6 +156,9 @@ _contract_cache: dict[tuple[str, float], dict] = {}
 # libcu++'s PTX and warp wrappers are the intrinsics under other names; 32 __any_sync are
 # a ballot; std::list and std::forward_list sort and merge with their members (l.sort()),
 # which no name of the algorithms shows.
+# The name in the source of what a forbid_sass kind is (its reason in forbid_reasons is the name's).
+SASS_NAME = {"SR_CTAID": "blockIdx"}
+
 EQUIVALENTS = {
     "cooperative_groups::reduce": ("cooperative_groups::inclusive_scan",
                                    "cooperative_groups::exclusive_scan"),
@@ -201,7 +217,10 @@ def contract(ex, root: Path) -> Contract:
         ns = function.rsplit("::", 1)[0] + "::" if "::" in function else ""
         if ns and ns not in given:
             given.append(ns)
+    reasons = get("forbid_reasons", {})
+    reasons = tuple((str(k), str(v)) for k, v in reasons.items()) if isinstance(reasons, dict) else ()
     return Contract(forbid=with_equivalents(ex.forbid), forbid_why=str(get("forbid_why", "")),
+                    forbid_reasons=reasons,
                     forbid_sass=tuple(get("forbid_sass", ())), forbid_host=with_equivalents(host),
                     allow_asm=bool(get("allow_asm", False)),
                     require_kernel=bool(get("require_kernel", False)),
@@ -251,7 +270,8 @@ def _via_macro(raw: list[str], line: int, spelled: str, pre) -> str:
 
 def _forbidden_message(ex, c: Contract, entry: str, line: int, detail: str) -> str:
     msg = f"uses forbidden API '{entry}' (line {line}{': ' + detail if detail else ''})"
-    return msg + (f"; {ex.id} forbids it: {c.forbid_why}" if c.forbid_why else "")
+    why = c.why(entry)
+    return msg + (f"; {ex.id} forbids it: {why}" if why else "")
 
 
 def analyze_tokens(ex, c: Contract, pre, src: Path, shown: str) -> list[Finding]:
@@ -610,7 +630,7 @@ def check_object(ex, obj: Path, *, root: Path, shown: str | None = None) -> Repo
             rep.findings.append(Finding("sass", opcode, None,
                                         f"its device code uses {kind} (`{opcode}` in {short}), "
                                         f"which {ex.id} forbids"
-                                        + (f": {c.forbid_why}" if c.forbid_why else ""),
+                                        + (f": {c.why(entry)}" if c.why(entry) else ""),
                                         [f"cuobjdump -sass of the object of {shown}: {fn.arch} function "
                                          f"{name}, /*{addr}*/ {opcode} (forbidden instructions: "
                                          f"{', '.join(c.forbid_sass)})"]))

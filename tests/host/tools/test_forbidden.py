@@ -450,12 +450,17 @@ class CourseFilesTest(unittest.TestCase):
 class ContractTest(unittest.TestCase):
     """The manifests' contract keys: types, known instruction kinds, asm where needed."""
 
+    @staticmethod
+    def data_of():
+        return {p.parent.name: tomllib.loads(p.read_text())
+                for p in sorted((REPO / "chapters").glob("*/exercises.toml"))}
+
     def setUp(self):
-        self.data = {p.parent.name: tomllib.loads(p.read_text())
-                     for p in sorted((REPO / "chapters").glob("*/exercises.toml"))}
+        self.data = self.data_of()
 
     def test_keys_and_types(self):
-        kinds = {"forbid": list, "forbid_why": str, "forbid_sass": list, "forbid_host": list,
+        kinds = {"forbid": list, "forbid_why": str, "forbid_reasons": dict, "forbid_sass": list,
+                 "forbid_host": list,
                  "allow_asm": bool, "require_kernel": bool, "warp_mask": str, "warp_mask_why": str}
         for chapter, data in self.data.items():
             tables = [("contract", data.get("contract", {}))] + [(e["id"], e) for e in data["exercise"]]
@@ -493,6 +498,31 @@ class ContractTest(unittest.TestCase):
         self.assertTrue(source.contract(EXERCISES["5.1"], REPO).allow_asm)
         self.assertIn("LDS", source.contract(EXERCISES["1.3"], REPO).forbid_sass)
         self.assertEqual(source.contract(EXERCISES["1.1"], REPO).forbid_sass, ())
+
+    def test_reasons_per_name(self):
+        # 1.8: the libraries are forbidden for one reason, the block index for another; the
+        # SASS kind SR_CTAID takes blockIdx's
+        c = source.contract(EXERCISES["1.8"], REPO)
+        self.assertIn("blockIdx", c.forbid)
+        self.assertIn("SR_CTAID", c.forbid_sass)
+        self.assertIn("deadlock", c.why("blockIdx"))
+        self.assertEqual(c.why("SR_CTAID"), c.why("blockIdx"))
+        self.assertEqual(c.why("cub::"), c.forbid_why)
+        self.assertNotIn("deadlock", c.forbid_why)
+        plain = source.Contract(forbid=("__shfl",), forbid_why="w",
+                                forbid_reasons=(("__shfl", "r"),))
+        self.assertEqual(plain.why("cuda::ptx::shfl_sync"), "r")   # an equivalent takes its name's
+        self.assertEqual(plain.why("x"), "w")
+
+    def test_reasons_name_what_is_forbidden(self):
+        for chapter, data in ContractTest.data_of().items():
+            for e in data["exercise"]:
+                reasons = e.get("forbid_reasons", {})
+                with self.subTest(exercise=e["id"]):
+                    self.assertIsInstance(reasons, dict)
+                    for name, why in reasons.items():
+                        self.assertIn(name, e.get("forbid", []))
+                        self.assertTrue(isinstance(why, str) and why)
 
     def test_a_manifest_without_contract(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -688,6 +718,34 @@ class ObjectCheckTest(unittest.TestCase):
         self.assertEqual((entry, fn.name, addr, op), ("STS", "_Z8tree_sumPiS_", "0040", "STS"))
         self.assertIsNone(objcheck.forbidden_sass(fns, ["MATCH", "VOTE", "LDSM"]))
         self.assertIsNone(objcheck.forbidden_sass(fns, []))
+
+    def test_block_index_reads(self):
+        # cuobjdump -sass (CUDA 13.0, sm_90) of `tile = blockIdx.x` and of
+        # cg::this_grid().block_rank(), trimmed: the block index is a special register read
+        # however the source spelled it; SR_CgaCtaId (the block's rank in its cluster, which the
+        # 1.8 solution's shared-memory addressing reads) is not it.
+        text = """
+	code for sm_90
+		Function : _Z9lookback1Pj
+        /*0010*/                   S2R R7, SR_TID.X ;                   /* 0x0000000000077919 */
+        /*0020*/                   S2R R3, SR_CgaCtaId ;                /* 0x0000000000037919 */
+        /*0040*/                   S2R R5, SR_CTAID.X ;                 /* 0x0000000000057919 */
+		Function : _Z9lookback2Pj
+        /*0010*/                   S2UR UR5, SR_CTAID.Y ;               /* 0x00000000000579c3 */
+        /*0020*/               @P0 S2R R9, SR_TID.X ;                   /* 0x0000000000097919 */
+"""
+        fns = objcheck.parse_sass(text)
+        self.assertEqual(fns[0].registers, [("0010", "SR_TID.X"), ("0020", "SR_CgaCtaId"),
+                                            ("0040", "SR_CTAID.X")])
+        self.assertEqual(fns[1].registers, [("0010", "SR_CTAID.Y"), ("0020", "SR_TID.X")])
+        entry, fn, addr, what = objcheck.forbidden_sass(fns, ["SHFL", "SR_CTAID"])
+        self.assertEqual((entry, fn.name, addr, what), ("SR_CTAID", "_Z9lookback1Pj", "0040", "SR_CTAID.X"))
+        only_rank = objcheck.parse_sass(text.replace("SR_CTAID.X", "SR_CgaCtaId").replace("SR_CTAID.Y", "SR_TID.Y"))
+        self.assertIsNone(objcheck.forbidden_sass(only_rank, ["SR_CTAID"]))
+        self.assertFalse(objcheck.sass_matches("SR_CTAID", "SR_CTAID_HI"))
+        self.assertTrue(objcheck.sass_matches("SR_CTAID", "SR_CTAID.Z"))
+        # an opcode entry never matches a register, nor a register entry an opcode
+        self.assertIsNone(objcheck.forbidden_sass(objcheck.parse_sass(SASS_SAMPLE), ["SR_CTAID"]))
 
     def test_instruction_kinds(self):
         self.assertTrue(objcheck.sass_matches("LDS", "LDS.U8"))
