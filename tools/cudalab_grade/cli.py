@@ -150,7 +150,9 @@ def grade_tree(args, root: Path, chapters, exercises, tools: tuple[str, ...]) ->
         board.write(report.terminal(results))
         board.flush()
         if args.fast:
-            board.write("--fast: no sanitizer pass ran; grade without --fast before you hand in\n")
+            board.write("--fast: no sanitizer pass ran, nor the small-GPU pass (the tests under a "
+                        "smaller GPU's limits, where the exercise has one); grade without --fast "
+                        "before you hand in\n")
         write_output(args.json, report.gradescope(results, meta))
         write_output(args.csv, report.csv_text(results))
         write_output(args.markdown, report.markdown(results))

@@ -84,9 +84,12 @@ def build_parser(audience: str, prog: str, doc: str) -> argparse.ArgumentParser:
                         f"{SANITIZER_MAX_N}, instead of the quick pass; a finding costs the points")
     g.add_argument("--fast", who=BOTH, action="store_true",
                    help="skip the quick sanitizer pass (memcheck and racecheck on the small sizes, "
-                        "run by default after the tests pass): for the edit-compile loop",
+                        "run by default after the tests pass) and the small-GPU pass (the tests "
+                        "again under a smaller GPU's limits, where the exercise has one): for the "
+                        "edit-compile loop",
                    class_help="skip the quick sanitizer pass (memcheck and racecheck on the small "
-                              "sizes, run by default after the tests pass): the tests only")
+                              "sizes, run by default after the tests pass) and the small-GPU pass: "
+                              "the tests only")
     g.add_argument("--solutions", action="store_true",
                    help="grade the reference solutions (solutions/) instead of your starter/")
     g.add_argument("--device-profile", who=BOTH, metavar="GPU", choices=DEVICE_PROFILES,

@@ -181,7 +181,7 @@ def run_watch(args, root: Path, chapters, opts: Options, say) -> int:
         results = grade_all([ex], o, 1, say)
         record_progress(o, results, say)
         if args.fast and results[0].status == PASSED:
-            results[0].reason += " (--fast: no sanitizer pass ran)"
+            results[0].reason += " (--fast: no sanitizer or small-GPU pass ran)"
         return results[0]
 
     poll, cycles = watch.settings()

@@ -49,7 +49,7 @@ EXERCISE_JOBS_MAX = 4  # an exercise's programs at once, at most (exercise_jobs_
 # The device profiles of chapters/common/include/cudalab/device.cuh: with
 # CUDALAB_DEVICE_PROFILE=<name> the course sizes its launches for that GPU and the
 # runner refuses a launch beyond its limits (tools/grade --device-profile sets it).
-DEVICE_PROFILES = ("t4", "rtx3090", "rtx4090", "l4", "rtx5090", "a100", "h100", "b200")
+DEVICE_PROFILES = manifest.DEVICE_PROFILES
 PROFILE_ENV = "CUDALAB_DEVICE_PROFILE"
 # --perf: repetitions of the benchmark (each the mean of its iterations), the timed GPU
 # seconds of each repetition (Google Benchmark's own default is 0.5 s; each timed call
@@ -411,6 +411,8 @@ def _tests_and_sanitizers(ex: Exercise, opts: Options, res: Result, src: Path, c
             return False
     if not passed:
         return False
+    if (opts.quick_sanitize or opts.sanitize) and not run_small_gpu_pass(ex, opts, res):
+        return False
     if opts.quick_sanitize and not run_quick_pass(ex, opts, res, quick_tools(src)):
         return False
     return all(run_sanitizer(ex, opts, res, tool) for tool in opts.sanitize)
@@ -625,15 +627,16 @@ class _Part:
     printed: str
 
 
-def _run_part(ex: Exercise, opts: Options, exe: Path, label: str, test_filter: str, part: str) -> _Part:
+def _run_part(ex: Exercise, opts: Options, exe: Path, label: str, test_filter: str, part: str,
+              extra_env: dict[str, str] | None = None, limit: float | None = None) -> _Part:
     with tempfile.TemporaryDirectory(prefix="cudalab-grade-") as tmp:
         report_path = Path(tmp) / "report.json"
         runner_log = Path(tmp) / "runner.log"
         cmd = [str(exe), f"--gtest_filter={test_filter}",
                f"--gtest_output=json:{report_path}"] + (["--gtest_fail_fast"] if opts.fail_fast else [])
-        env = opts.env() | opts.runner_env(ex, runner_log)
+        env = opts.env() | opts.runner_env(ex, runner_log) | (extra_env or {})
         with trace.phase(f"{label}test program {exe.name} (the checker and its sandboxed runner{part})"):
-            p = opts.run(cmd, env)
+            p = opts.run(cmd, env, limit)
         trace.gtest_times(report_path)
         return _Part(p, gtest.parse_report(report_path), gtest.read_tail(runner_log))
 
@@ -842,6 +845,60 @@ def run_quick_pass(ex: Exercise, opts: Options, res: Result, tools: tuple[str, .
         if not _sanitizer_verdict(ex, opts, res, tool, True, mine):
             return False
     return True
+
+
+# The small-GPU pass (the manifest's small_gpu): where an exercise's launches depend on the
+# device's limits, the default grading runs its tests again, after they pass, under the device
+# profile of a smaller GPU (CUDALAB_DEVICE_PROFILE) at the quick pass's sizes. The course then
+# sizes its launches for that GPU, and the runner refuses a launch beyond that GPU's limits: a
+# tile hard-coded for the H100 (more shared memory per block than a T4 has) fails there, on
+# the H100 too, as it would on the student's own smaller GPU.
+SMALL_GPU_LIMIT = 90.0
+
+
+def run_small_gpu_pass(ex: Exercise, opts: Options, res: Result) -> bool:
+    """The small-GPU pass of `ex` (none where the manifest names no small_gpu, or where the
+    whole grading already runs under a device profile); False (points taken) when a test
+    fails, crashes or does not finish under it."""
+    profile = ex.small_gpu
+    if not profile or opts.extra_env.get(PROFILE_ENV) or os.environ.get(PROFILE_ENV):
+        return True
+    exe = opts.checker(ex.test_target(opts.implementation))
+    max_n = str(ex.quick_max_n or QUICK_MAX_N)
+    env = {PROFILE_ENV: profile, "CUDALAB_MAX_N": max_n}
+    limit = min(opts.time_limit(), SMALL_GPU_LIMIT)
+    run = _run_part(ex, opts, exe, "", ex.test_filter, f", as on a {profile} GPU",
+                    extra_env=env, limit=limit)
+    p, rep = run.p, run.rep
+    where = f"under the {profile} device profile (CUDALAB_DEVICE_PROFILE={profile}, n <= {max_n})"
+    rerun = (f"rerun: {_seed_prefix(opts)}CUDALAB_DEVICE_PROFILE={profile} CUDALAB_MAX_N={max_n} "
+             f"{opts.shown(exe)} --gtest_filter='{ex.test_filter}'")
+    why = ("the tests passed on this GPU; with the limits of a smaller one (shared memory per "
+           "block, threads, SMs) they do not: size launches from cudalab::device_limits(), never "
+           "from one GPU's numbers")
+    failed: list[tuple[str, str]] = list(rep.failed) if rep is not None else []
+    if rep is not None and not failed and p.returncode == 0 and not p.timed_out:
+        res.reason += f"; passes {where}"
+        return True
+    res.correctness_points = 0.0
+    if p.timed_out:
+        res.status = TIMEOUT
+        res.reason = f"timed out after {limit:g} s {where}"
+    elif rep is None or not failed:
+        res.status = CRASHED
+        res.reason = f"crashed {where}: {p.failure()}"
+    else:
+        res.status = FAILED
+        res.reason = f"{len(failed)} of {rep.total} tests failed {where}"
+    res.details = [why]
+    for name, msg in failed[:3]:
+        res.details.append(f"FAILED {name} ({profile})\n{gtest.trim(opts.clean(msg))}")
+    if not failed:
+        res.details.append(gtest.tail(p.output))
+    if run.printed:
+        res.details.append("your code printed (last lines):\n" + run.printed)
+    res.details.append(rerun)
+    return False
 
 
 def _sanitizer_error(p: proc.Proc) -> str:

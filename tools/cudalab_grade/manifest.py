@@ -217,6 +217,10 @@ class Exercise:
     quick_max_n: int | None = None
     quick_skip: tuple[str, ...] = ()
     quick_racecheck_skip: tuple[str, ...] = ()
+    # the device profile (DEVICE_PROFILES) the default grading also runs the tests under, at the
+    # quick pass's sizes, after they pass (grading.run_small_gpu_pass); "" for none. Set where
+    # the exercise's launches depend on the device's limits (shared memory per block, ...)
+    small_gpu: str = ""
 
     def quick_skipped(self, tool: str = "") -> tuple[str, ...]:
         """The gtest patterns the quick sanitizer pass leaves out under `tool`."""
@@ -309,6 +313,20 @@ def uses_of(ex: Exercise, chapters: list[Chapter]) -> list[Exercise]:
 
 GTEST_PATTERN = re.compile(r"[A-Za-z0-9_/.*?]+")
 
+# The device profiles of chapters/common/include/cudalab/device.cuh (CUDALAB_DEVICE_PROFILE), in
+# its table's order: the smallest GPU students own first.
+DEVICE_PROFILES = ("t4", "rtx3090", "rtx4090", "l4", "rtx5090", "a100", "h100", "b200")
+
+
+def small_gpu(value, where: str) -> str:
+    """The exercise's `small_gpu` key checked: "" (absent) or the name of a device profile."""
+    if value in (None, ""):
+        return ""
+    if not isinstance(value, str) or value not in DEVICE_PROFILES:
+        raise ManifestError(f"{where}: small_gpu must name a device profile "
+                            f"({', '.join(DEVICE_PROFILES)}), not {value!r}")
+    return value
+
 
 QUICK_KEYS = ("max_n", "skip", "racecheck_skip")
 
@@ -371,7 +389,8 @@ def load_chapter(path: Path) -> Chapter:
             hidden_test=str(ex.get("hidden_test", f"{slug}_hidden_test.cu")),
             header=header, function=derived["function"], group=str(ex.get("group", topic(header))),
             uses=uses(ex.get("uses", []), exercises, where),
-            quick_max_n=quick_max_n, quick_skip=quick_skip, quick_racecheck_skip=quick_racecheck_skip))
+            quick_max_n=quick_max_n, quick_skip=quick_skip, quick_racecheck_skip=quick_racecheck_skip,
+            small_gpu=small_gpu(ex.get("small_gpu"), where)))
     return Chapter(number, cdir, str(ch.get("title", cdir)), tuple(exercises),
                    str(ch.get("lesson", "README.md")))
 

@@ -163,6 +163,7 @@ def fake_test(path: Path, report_data=None, stdout="", exit_code=0, action="", l
                                   "runner": os.environ.get("CUDALAB_RUNNER"),
                                   "runner_log": os.environ.get("CUDALAB_RUNNER_LOG"),
                                   "prefix": os.environ.get("CUDALAB_RUNNER_PREFIX"),
+                                  "profile": os.environ.get("CUDALAB_DEVICE_PROFILE"),
                                   "shard": [os.environ.get("GTEST_SHARD_INDEX"),
                                             os.environ.get("GTEST_TOTAL_SHARDS")]}}) + "\\n")
         {action}
@@ -1088,6 +1089,69 @@ class PerfAndSanitizerTest(GradeTestCase):
         filters = {json.loads(r["prefix"])[2]: r["argv"][1] for r in self.tree.runs() if r["prefix"]}
         self.assertEqual(filters, {"memcheck": "--gtest_filter=*Alpha*-*Cases.Patterns",
                                    "racecheck": "--gtest_filter=*Alpha*-*Cases.Patterns:*Tiles/n4351:*Tiles/n8703"})
+
+    def small_gpu(self, profile="t4"):
+        """Gives exercise 1.1 (alpha) the manifest key small_gpu = profile."""
+        path = self.tree.root / "chapters" / "01-demo" / "exercises.toml"
+        path.write_text(path.read_text().replace('points = 10\nforbid = ["cub::"]\n',
+                                                 f'points = 10\nsmall_gpu = "{profile}"\nforbid = ["cub::"]\n', 1))
+
+    def test_small_gpu_pass_runs_the_tests_as_on_a_smaller_gpu(self):
+        # small_gpu: after the tests, the default grading runs them again under that device
+        # profile at the quick pass's sizes, outside the sanitizer; --fast skips it, and a
+        # grading that already runs under a profile does not run it twice
+        self.small_gpu()
+        self.tree.passing("alpha")
+        self.sanitizer(0, "========= ERROR SUMMARY: 0 errors")
+        _, data, _ = self.tree.grade_json("--no-build", "1.1")
+        alpha = self.exercise(data, "1.1")
+        self.assertEqual((alpha["status"], alpha["correctness_points"]), ("passed", 10), alpha["reason"])
+        self.assertIn("passes under the t4 device profile (CUDALAB_DEVICE_PROFILE=t4, n <= 70000)",
+                      alpha["reason"])
+        profiled = [r for r in self.tree.runs() if r["profile"]]
+        self.assertEqual([(r["profile"], r["max_n"], r["prefix"], r["argv"][1]) for r in profiled],
+                         [("t4", "70000", None, "--gtest_filter=*Alpha*")])
+        runs = [r for r in self.tree.runs() if r["argv"][1:2] != ["--gtest_list_tests"]]
+        self.assertIsNone(runs[0]["profile"])      # the tests themselves: the real device
+        Path(self.tree.env["FAKE_LOG"]).unlink()
+        self.tree.grade_json("--no-build", "--fast", "1.1")
+        self.assertEqual([r for r in self.tree.runs() if r["profile"]], [])
+        Path(self.tree.env["FAKE_LOG"]).unlink()
+        self.tree.grade_json("--no-build", "--device-profile", "rtx3090", "1.1")
+        self.assertEqual({r["profile"] for r in self.tree.runs()}, {"rtx3090"})
+        # an exercise without the key: no such run
+        Path(self.tree.env["FAKE_LOG"]).unlink()
+        self.tree.passing("beta")
+        self.tree.grade_json("--no-build", "1.2")
+        self.assertEqual([r for r in self.tree.runs() if r["profile"]], [])
+
+    def test_small_gpu_failure_costs_the_points(self):
+        # a launch beyond the T4's shared memory per block: the runner refuses it under the
+        # profile, the test fails there, the student reads why and how to rerun it
+        self.small_gpu()
+        said = ("alpha_test.cu:40: Failure\ncudalab::DeviceLimitError: the launch of merge_kernel asks "
+                "for 139264 bytes of shared memory per block; at most 65536 are allowed under "
+                "CUDALAB_DEVICE_PROFILE=t4")
+        failing = gtest_json([("Alpha", "T0", "COMPLETED", []), ("Alpha", "T1", "COMPLETED", [said]),
+                              ("Alpha", "T2", "COMPLETED", [])])
+        fake_test(self.tree.bin / "alpha_test_starter",
+                  gtest_json([("Alpha", f"T{i}", "COMPLETED", []) for i in range(3)]),
+                  action=("if os.environ.get('CUDALAB_DEVICE_PROFILE') == 't4':\n"
+                          "            out = [a.split(':', 1)[1] for a in sys.argv if a.startswith('--gtest_output=json:')]\n"
+                          f"            json.dump({failing!r}, open(out[0], 'w')); sys.exit(1)"))
+        self.sanitizer(0, "========= ERROR SUMMARY: 0 errors")
+        _, data, _ = self.tree.grade_json("--no-build", "1.1")
+        alpha = self.exercise(data, "1.1")
+        self.assertEqual((alpha["status"], alpha["correctness_points"]), ("failed", 0), alpha["reason"])
+        self.assertEqual(alpha["reason"], "1 of 3 tests failed under the t4 device profile "
+                                          "(CUDALAB_DEVICE_PROFILE=t4, n <= 70000)")
+        output = data["tests"][0]["output"]
+        self.assertIn("size launches from cudalab::device_limits()", output)
+        self.assertIn("FAILED Alpha.T1 (t4)", output)
+        self.assertIn("at most 65536 are allowed under CUDALAB_DEVICE_PROFILE=t4", output)
+        self.assertIn("rerun: CUDALAB_DEVICE_PROFILE=t4 CUDALAB_MAX_N=70000 ", output)
+        # the quick sanitizer pass did not run after it
+        self.assertEqual([r for r in self.tree.runs() if r["prefix"]], [])
 
     def test_quick_tools_read_the_code_not_its_comments(self):
         with tempfile.TemporaryDirectory() as d:

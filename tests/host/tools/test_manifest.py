@@ -22,7 +22,8 @@ EXERCISE_KEYS = {"id": str, "slug": str, "title": str, "header": str, "points": 
                  "perf": dict}
 # file, function and test_filter default from the slug (manifest.defaults)
 OPTIONAL_EXERCISE_KEYS = {"forbid": list, "hidden_test": str, "file": str, "function": str,
-                          "test_filter": str, "group": str, "uses": list, "quick_sanitizer": dict}
+                          "test_filter": str, "group": str, "uses": list, "quick_sanitizer": dict,
+                          "small_gpu": str}
 PERF_KEYS = {"benchmark": str, "baseline": str, "ratio": (int, float), "points": int}
 
 # The speed-target rule (docs/guides/contributing.md, "The manifest"): the ratio is the baseline's time
@@ -533,6 +534,27 @@ class QuickSanitizerTest(unittest.TestCase):
             with self.subTest(table=table):
                 with self.assertRaisesRegex(manifest.ManifestError, r"9\.3: quick_sanitizer" + ".*" + message):
                     self.load(f"[exercise.quick_sanitizer]\n{table}\n")
+
+    def test_small_gpu(self):
+        # the key sits in the exercise's table, before its sub-tables: the last exercise's
+        ch = self.load("")
+        self.assertEqual({e.small_gpu for e in ch.exercises}, {""})
+        self.assertEqual(self.load('small_gpu = "t4"\n').exercises[2].small_gpu, "t4")
+        for value in ('"v100"', '"T4"', "4", "true"):
+            with self.subTest(value=value):
+                with self.assertRaisesRegex(manifest.ManifestError, r"9\.3: small_gpu must name a device profile"):
+                    self.load(f"small_gpu = {value}\n")
+
+    def test_every_launch_sized_from_the_device_is_graded_on_a_small_one(self):
+        # a solution that reads the device's limits to size its launches (device_limits(),
+        # set_dynamic_shared) is one where a student can size them for one GPU only: the default
+        # grading runs its tests as on a T4 too (grading.run_small_gpu_pass)
+        for ch in manifest.load_all(ROOT):
+            for e in ch.exercises:
+                text = re.sub(r"//[^\n]*", "", (ROOT / e.source("solution")).read_text())
+                sized = re.search(r"\b(device_limits|set_dynamic_shared)\s*\(", text) is not None
+                with self.subTest(exercise=e.id):
+                    self.assertEqual(e.small_gpu, "t4" if sized else "")
 
     def test_the_course_bounds_its_slow_passes(self):
         # the exercises whose quick racecheck ran past QUICK_LIMIT on the H100 at every size
