@@ -216,6 +216,25 @@ TEST_F(ScanSegmentedScanCases, ExtremeValues) {
   }
 }
 
+// A head every 5 tiles + 1000 elements: most tiles hold no head, and the look-back of a tile
+// meets unflagged aggregates before a flagged one, which it must combine oldest first (a
+// segmented combine is not commutative). The other patterns put a head in every tile, or in
+// none after the first, where the order of a window's tiles changes nothing.
+TEST_F(ScanSegmentedScanCases, SegmentsSpanSeveralTiles) {
+  const auto sd = seed();
+  constexpr std::size_t kEvery = 5 * kTile + 1000;
+  for (const std::size_t n : {std::size_t{65537}, std::size_t{(1u << 22) + 3}, std::size_t{(1u << 24) + 1}}) {
+    if (n > ::cudalab::test::max_n()) continue;  // under CUDALAB_MAX_N: the sizes up to it
+    std::vector<std::uint8_t> flags(n, 0);
+    for (std::size_t i = 0; i < n; i += kEvery) flags[i] = 3;
+    expect_all(::cudalab::gen::uniform_int<int>(n, sd, INT_MIN, INT_MAX), flags, sd,
+               "a head every " + std::to_string(kEvery) + " elements (5 tiles + 1000: most tiles "
+               "without a head; a look-back combines several unflagged tiles before a flagged one, "
+               "oldest first)");
+    if (HasFatalFailure()) return;
+  }
+}
+
 TEST_F(ScanSegmentedScanCases, InPlaceAndMisaligned) {
   const auto sd = seed();
   for (const std::size_t n : {std::size_t{5}, std::size_t{4097}, std::size_t{(1u << 20) + 7}}) {
