@@ -215,6 +215,23 @@ TEST_F(HeapDijkstraWarpHeap, HeapOverflowIsFlagged) {
         << ": a 32-entry heap overflows on a 100 x 100 mesh; the push must report kOverflow";
 }
 
+// The flags are a set of bits: a search whose heap overflowed and whose
+// target list holds an invalid vertex reports both. (HeapOverflowIsFlagged
+// has no target list, InvalidVerticesAreFlagged no overflow, so a warp that
+// assigns kInvalidVertex instead of adding it passed both.)
+TEST_F(HeapDijkstraWarpHeap, OverflowAndInvalidTargetBothFlagged) {
+  const Csr g = cudalab::graph::grid_2d(100, 100, 5, 1, 1000);
+  const std::vector<vertex_t> targets = {0, -1, 9999};
+  const Result res = run(g, {5050}, &targets, 1, 1);
+  EXPECT_EQ(kOverflow | kInvalidVertex, res.flags[0])
+      << cudalab::test::context(kExercise, g.num_vertices(), 5)
+      << "source 5050 of a 100 x 100 mesh with a 32-entry heap (it overflows) and targets {0, -1, 9999}: expected "
+         "flags kOverflow | kInvalidVertex = 9, got "
+      << res.flags[0] << ". Add each flag to the source's set (f |= kInvalidVertex), never assign it: the "
+      << "overflow of the search must survive the check of the targets.";
+  EXPECT_EQ(kUnreachable, res.distances[1]) << "target -1 is outside [0, n): its distance is kUnreachable";
+}
+
 // Sources and targets outside [0, n): flagged, distances kUnreachable.
 TEST_F(HeapDijkstraWarpHeap, InvalidVerticesAreFlagged) {
   const Csr g = cudalab::graph::grid_2d(10, 10, 9, 1, 10);
