@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstring>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -213,6 +215,23 @@ TEST_F(HeapDijkstraWarpHeap, HeapOverflowIsFlagged) {
         << ": a 32-entry heap overflows on a 100 x 100 mesh; the push must report kOverflow";
 }
 
+// The flags are a set of bits: a search whose heap overflowed and whose
+// target list holds an invalid vertex reports both. (HeapOverflowIsFlagged
+// has no target list, InvalidVerticesAreFlagged no overflow, so a warp that
+// assigns kInvalidVertex instead of adding it passed both.)
+TEST_F(HeapDijkstraWarpHeap, OverflowAndInvalidTargetBothFlagged) {
+  const Csr g = cudalab::graph::grid_2d(100, 100, 5, 1, 1000);
+  const std::vector<vertex_t> targets = {0, -1, 9999};
+  const Result res = run(g, {5050}, &targets, 1, 1);
+  EXPECT_EQ(kOverflow | kInvalidVertex, res.flags[0])
+      << cudalab::test::context(kExercise, g.num_vertices(), 5)
+      << "source 5050 of a 100 x 100 mesh with a 32-entry heap (it overflows) and targets {0, -1, 9999}: expected "
+         "flags kOverflow | kInvalidVertex = 9, got "
+      << res.flags[0] << ". Add each flag to the source's set (f |= kInvalidVertex), never assign it: the "
+      << "overflow of the search must survive the check of the targets.";
+  EXPECT_EQ(kUnreachable, res.distances[1]) << "target -1 is outside [0, n): its distance is kUnreachable";
+}
+
 // Sources and targets outside [0, n): flagged, distances kUnreachable.
 TEST_F(HeapDijkstraWarpHeap, InvalidVerticesAreFlagged) {
   const Csr g = cudalab::graph::grid_2d(10, 10, 9, 1, 10);
@@ -235,6 +254,103 @@ TEST_F(HeapDijkstraWarpHeap, InvalidVerticesAreFlagged) {
   EXPECT_EQ(kUnreachable, some.distances[1]) << ctx;
   EXPECT_EQ(kUnreachable, some.distances[2]) << ctx;
   EXPECT_EQ(want[99], some.distances[3]) << ctx;
+}
+
+// Distances past 2^24, where float(distance), the heap's key, rounds: floats
+// there are 2 apart, so 2^24 + 1 rounds down to 2^24 and 2^24 + 3 up to
+// 2^24 + 4 (ties to even); then three edges of weight 2^31 - 1 take the
+// distances past 2^32 (float(2^31 - 1) = 2^31, rounded up). Every other
+// test's distances stay below 2^24 (weights of at most 1000), where the key
+// is the exact distance, so a warp that takes the popped key for u's
+// distance, or compares the key with the distance in integers, passed them.
+TEST_F(HeapDijkstraWarpHeap, DistancesBeyondFloatPrecision) {
+  using cudalab::graph::weight_t;
+  constexpr weight_t kBig = weight_t{1} << 24;
+  constexpr weight_t kMax = std::numeric_limits<weight_t>::max();
+  const std::vector<Edge> edges = {
+      {0, 1, kBig + 1},  // d(1) = 2^24 + 1: its key 2^24 is 1 short
+      {1, 2, 2},         // d(2) = 2^24 + 3: its key 2^24 + 4 is 1 over
+      {2, 3, 1},         // d(3) = 2^24 + 4: reached only through 2
+      {0, 4, kBig + 3},  // a longer way to 4 (its key 2^24 + 4) ...
+      {1, 4, 1},         // ... than through 1: d(4) = 2^24 + 2
+      {4, 5, 7},         // d(5) = 2^24 + 9
+      {3, 6, kMax},      // d(6) = 2^24 + 4 + (2^31 - 1)
+      {6, 7, kMax},      // d(7) = 2^24 + 4 + 2 (2^31 - 1): past 2^32
+      {7, 8, kMax},      // from 3 or 6 the way to 8, past 2^32; ...
+      {5, 8, 5},         // ... from 0 or 1 this one: d(8) = 2^24 + 14
+      {8, 9, 1}};        // d(9) = d(8) + 1
+  const Csr g = cudalab::graph::csr_from_edges(11, edges);  // vertex 10 isolated
+  const std::vector<vertex_t> sources = {0, 3, 1, 6, 10};
+  const std::string ctx = cudalab::test::context(kExercise, g.num_vertices(), 0) +
+                          "distances past 2^24, where float keys round, and past 2^32: ";
+  check(g, sources, nullptr, run(g, sources, nullptr, 2, safe_capacity(g)),
+        ctx + "the popped key is float(distance), rounded: take u's distance from the 64-bit row, and compare "
+              "the key with float(that distance) to tell a stale entry (a rounded key is not stale). ");
+  if (HasFatalFailure()) return;
+  const std::vector<vertex_t> targets = {9, 2, 8, 3, 10};
+  check(g, sources, &targets, run(g, sources, &targets, 2, safe_capacity(g)), ctx + "with a target list: ");
+}
+
+// With a target list, warp w searches in its own scratch row w (of
+// min(heaps, sources) rows), whatever source it runs; here 7 sources on 2
+// warps, and the scratch has 7 rows: a warp that works in row s (the
+// source's index, as the distances do without targets) writes rows 2 to 6,
+// which the call must leave as they were. (RandomGeometricTargets gives
+// exactly 16 rows, so row s lands past them, in memory no test reads.)
+TEST_F(HeapDijkstraWarpHeap, TargetsUseOnlyTheirWarpsScratchRows) {
+  const Csr g = cudalab::graph::grid_2d(10, 10, 3, 1, 10, 0.8);
+  const std::size_t n = g.num_vertices();
+  const std::vector<vertex_t> sources = {0, 17, 99, 42, 5, 63, 88};
+  const std::vector<vertex_t> targets = {99, 0, 50, 7, 50};
+  const std::size_t heaps = 2;
+  const cudalab::graph::DeviceCsr dg(g);
+  const auto d_sources = to_device(sources);
+  const auto d_targets = to_device(targets);
+  auto d_dist = poisoned<dist64_t>(sources.size() * targets.size());
+  auto d_flags = poisoned<unsigned>(sources.size());
+  cudalab::heap::HeapStorage storage(heaps, safe_capacity(g));
+  auto scratch = poisoned<dist64_t>(sources.size() * n);
+  cudalab::heap::dijkstra_warp_heap(dg.view(), d_sources.data(), sources.size(), d_targets.data(), targets.size(),
+                                    d_dist.data(), d_flags.data(), storage.view(), scratch.data(), nullptr);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  const std::string ctx = cudalab::test::context(kExercise, n, 3) + "7 sources, 2 warps, 5 targets: ";
+  check(g, sources, &targets, Result{d_dist.download(), d_flags.download()}, ctx);
+  if (HasFatalFailure()) return;
+  const auto rows = scratch.download();
+  dist64_t poison;
+  std::memset(&poison, kPoison, sizeof poison);
+  for (std::size_t i = heaps * n; i < rows.size(); ++i)
+    ASSERT_EQ(poison, rows[i]) << ctx << "scratch element " << i << " (row " << i / n << ") was written, but only "
+                               << heaps << " warps run, so only rows 0 and 1 are theirs: warp w searches in "
+                               << "scratch + w * n for every source it runs (s = w, w + W, ...), not in "
+                               << "scratch + s * n.";
+}
+
+// A source outside [0, n) with a target list: its row of the output is
+// kUnreachable for every target, and its flag kInvalidVertex. The all-
+// distances case (InvalidVerticesAreFlagged) cannot tell a warp that skips
+// the target list for such a source: its row is the distances row itself.
+TEST_F(HeapDijkstraWarpHeap, InvalidSourceWithTargetsWritesUnreachable) {
+  const Csr g = cudalab::graph::grid_2d(10, 10, 9, 1, 10);
+  const auto n = static_cast<vertex_t>(g.num_vertices());
+  const std::vector<vertex_t> sources = {-1, 3, n, 42};
+  const std::vector<vertex_t> targets = {0, 99, 3, 42};
+  const std::string ctx = cudalab::test::context(kExercise, g.num_vertices(), 9) + "sources {-1, 3, n, 42}, " +
+                          "targets {0, 99, 3, 42}, 2 warps: ";
+  const Result got = run(g, sources, &targets, 2, safe_capacity(g));
+  for (std::size_t s = 0; s < sources.size(); ++s) {
+    const bool bad = sources[s] < 0 || sources[s] >= n;
+    EXPECT_EQ(bad ? kInvalidVertex : 0u, got.flags[s]) << ctx << "source " << sources[s];
+    const auto want = bad ? std::vector<dist64_t>(g.num_vertices(), kUnreachable)
+                          : cudalab::graph::dijkstra_reference(g, sources[s]).dist;
+    for (std::size_t t = 0; t < targets.size(); ++t)
+      ASSERT_EQ(want[static_cast<std::size_t>(targets[t])], got.distances[s * targets.size() + t])
+          << ctx << "source " << sources[s] << ", target " << targets[t] << ": expected "
+          << want[static_cast<std::size_t>(targets[t])] << " (" << kUnreachable << " = unreachable)"
+          << (bad ? ". A source outside [0, n) searches nothing, but its row of the output must still be written: "
+                    "kUnreachable for every target (the poison 0xA5... means it was skipped)."
+                  : ".");
+  }
 }
 
 // The New York road graph of the 9th DIMACS challenge, when it is in

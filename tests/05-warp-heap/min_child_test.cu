@@ -4,6 +4,7 @@
 // by the smallest index. Run: tools/grade 5.2
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -108,6 +109,40 @@ TEST_F(HeapMinChildCases, TieBreaks) {
   std::vector<Entry> big(33, Entry{3.0e38f, 0});
   big[31] = Entry{-3.0e38f, 5};
   check(big, {0}, cudalab::test::context(kExercise, 33, 0) + "extreme keys: ");
+}
+
+// Parents far past the last node, up to INT_MAX: none has a child. Their
+// first child 32 p + 1 does not fit in an int: computed in 32 bits, 32 p
+// wraps around 2^32, and for p = k * 2^27 + j it lands on 32 j, so the
+// "children" 32 j + 1 .. 32 j + 32 are real nodes of this heap. (EveryParent
+// asks only parents below 2^20 + 8, where 32 p + 32 still fits.)
+TEST_F(HeapMinChildCases, ParentsWhoseChildIndexPasses2To31) {
+  const Random r{cudalab::test::seed()};
+  const auto tops = random_tops(r, 100, 0);
+  // 32 p mod 2^32 is 32 j for p = k * 2^27 + j: in int, children 32 j + 1 ..
+  // 32 j + 32, all or some below 100; INT_MAX wraps to -32 (child 0 in lane 31).
+  const std::vector<int> parents = {1 << 27, (1 << 27) + 1, (1 << 27) + 2, (1 << 27) + 3, 3 << 27,
+                                    (5 << 27) + 1, (15 << 27) + 2, 1 << 30, INT_MAX};
+  std::vector<float> keys(tops.size());
+  std::vector<int> values(tops.size());
+  for (std::size_t i = 0; i < tops.size(); ++i) {
+    keys[i] = tops[i].key;
+    values[i] = tops[i].value;
+  }
+  const auto d_keys = to_device(keys);
+  const auto d_values = to_device(values);
+  const auto d_parents = to_device(parents);
+  auto d_out = poisoned<int>(parents.size());
+  cudalab::heap::min_child(d_keys.data(), d_values.data(), tops.size(), d_parents.data(), parents.size(),
+                           d_out.data(), nullptr);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  const auto got = d_out.download();
+  for (std::size_t q = 0; q < parents.size(); ++q)
+    EXPECT_EQ(-1, got[q]) << cudalab::test::context(kExercise, tops.size(), r.seed) << "parent " << parents[q]
+                          << " of a heap of " << tops.size() << " nodes: expected -1 (its first child would be "
+                          << 32LL * parents[q] + 1 << ", far past the last node), got " << got[q]
+                          << ". Compute 32 * parent + 1 + lane in 64 bits (static_cast<long long>(parent) * 32): "
+                             "in int it wraps past 2^31 and lands on real nodes.";
 }
 
 TEST(HeapMinChildArgs, NullPointersThrow) {

@@ -68,6 +68,45 @@ TEST(SsspDeltaSteppingArgs, DeltaZeroThrows) {
   EXPECT_EQ(host, std::vector<cudalab::sssp::dist_t>(4, 7));
 }
 
+// Stats::buckets and Stats::iterations on two graphs small enough to count by
+// hand (no test looked at them before), delta = 1:
+// - a path 0 -> 1 -> ... -> 9 of weight-1 (light) edges: each vertex is a
+//   bucket of its own, settled by one light phase (its edge leads to the next
+//   bucket, through the far list) and one heavy phase: 10 buckets, 20 phases;
+// - 0 -> 1 (10, heavy), 0 -> 2 (1), 2 -> 1 (0): vertex 1 waits in the far list
+//   at 10 when bucket [1, 2) lowers it to 1 and settles it there, with two
+//   light phases and a heavy one. The far list still holds 1, now below the
+//   next bucket's start: the search for the next bucket finds nothing, and
+//   that is no bucket. 2 buckets, 5 phases.
+class SsspDeltaSteppingStats : public GpuTest {};
+
+TEST_F(SsspDeltaSteppingStats, BucketsAndPhasesCounted) {
+  struct Case {
+    const char* what;
+    Csr g;
+    std::uint64_t buckets, iterations;
+  };
+  std::vector<Edge> path;
+  for (vertex_t v = 0; v < 9; ++v) path.push_back(Edge{v, v + 1, 1});
+  const std::vector<Case> cases = {
+      {"a path of 10 vertices, weights 1", graph::csr_from_edges(10, path), 10, 20},
+      {"0 -> 1 (10), 0 -> 2 (1), 2 -> 1 (0): 1 leaves the far list's bucket for bucket [1, 2)",
+       graph::csr_from_edges(3, {{0, 1, 10}, {0, 2, 1}, {2, 1, 0}}), 2, 5}};
+  for (const Case& c : cases) {
+    const std::string ctx = context(spec().exercise, c.g.num_vertices(), 0) + c.what + ", delta = 1: ";
+    const graph::DeviceCsr d(c.g);
+    const Outcome got = run_view(d.view(), 0, 1);
+    ASSERT_EQ(got.guard_damage, "") << ctx << got.guard_damage;
+    ASSERT_EQ(graph::dijkstra_reference(c.g, 0).dist, got.dist) << ctx << "wrong distances";
+    EXPECT_EQ(c.buckets, got.stats.buckets)
+        << ctx << "Stats::buckets counts the buckets processed: one per bucket whose first frontier the far list "
+        << "gave. Count a bucket after far_min_kernel found one (smallest < kInfinity), not each time the loop "
+        << "looks for one: when the far list holds only vertices already settled, there is no bucket.";
+    EXPECT_EQ(c.iterations, got.stats.iterations)
+        << ctx << "Stats::iterations counts the light phases and the heavy phases: every expand_kernel launch.";
+  }
+}
+
 class SsspDeltaSteppingWidths : public GpuTestWithParam<cudalab::sssp::dist_t> {
  protected:
   void TearDown() override {

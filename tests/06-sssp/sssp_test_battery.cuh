@@ -289,6 +289,19 @@ inline void run_case(const Spec& spec, const std::string& which, std::uint64_t s
                 "weights 2^20..2^21 (distances above 2^24)");
     check_graph(spec, csr_from_edges(3, {{0, 1, std::numeric_limits<weight_t>::max()}, {1, 2, 1}}), 0, s,
                 "an edge of weight 2^31 - 1: sums need more than 32 signed bits");
+    // Vertex 2 is at 2^32 - 2, the largest finite distance of 6.1 and 6.4
+    // (kInfinity - 1); its edge to 3 sums to 2^32 + 8, past every 32-bit
+    // distance. Such a sum must lose: 3 is at 100. In 32 bits it wraps to 8
+    // and wins. (The other graphs' sums stay below 2^31 + 2^21.)
+    check_graph(spec,
+                csr_from_edges(4, {{0, 1, std::numeric_limits<weight_t>::max()},
+                                   {1, 2, std::numeric_limits<weight_t>::max()},
+                                   {2, 3, 10},
+                                   {0, 3, 100}}),
+                0, s,
+                "0 -> 1 -> 2 by two edges of weight 2^31 - 1 (2 at 2^32 - 2), 2 -> 3 (10), 0 -> 3 (100): the sum "
+                "2^32 + 8 at 2 exceeds every 32-bit distance; add in 64 bits (du + w as unsigned long long, or "
+                "int64), never in dist_t, where it wraps to 8");
   } else {
     FAIL() << "test bug: unknown case " << which;
   }
