@@ -115,6 +115,45 @@ class SharedBuild:
         return self.build_dir / build.LOG_NAME
 
 
+# Folders a submission's sandboxed compiler may read besides the system's (sandbox.SYSTEM_DIRS
+# and the student's copy of the course): where a CUDA toolkit or a host compiler may be installed.
+COMPILER_EXTRA_DIRS = ("/opt",)
+# The grader's own tree (tools/ is in it): the course it grades from, solutions/ included.
+GRADER_TREE = Path(__file__).resolve().parents[2]
+
+
+def open_parts(top: Path, private: list[Path]) -> list[Path]:
+    """What of `top` a submission's compiler may read: [top] when it holds none of `private`
+    (nor lies in one); else, recursively, the parts of its entries (folders, files, links:
+    by where they lead) that do not, and never a private path itself. A course installed
+    under /opt (/opt/cudalab, with solutions/ and the class's output in .grade/) is then no
+    file the compiler can read, while /opt/cuda stays readable. [] when top does not exist."""
+    try:
+        real = top.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return []
+    hidden = []
+    for p in private:
+        try:
+            hidden.append(Path(p).resolve())
+        except (OSError, RuntimeError):
+            continue
+    if any(real == h or h in real.parents for h in hidden):
+        return []
+    if not any(real in h.parents for h in hidden):
+        return [top]
+    if top.is_symlink() or not real.is_dir():
+        return []
+    out = []
+    try:
+        entries = sorted(top.iterdir())
+    except OSError:
+        return []
+    for entry in entries:
+        out += open_parts(entry, hidden)
+    return out
+
+
 def targets_for(ex: Exercise, perf: bool, hidden: bool) -> list[str]:
     """What the instructor's build makes of one exercise: the checkers (test and
     benchmark programs, trusted: no student code) and the starter's runner."""
@@ -240,12 +279,15 @@ class ExerciseBuild:
 def build_exercise(sb: SharedBuild, ex: Exercise, copy_root: Path, targets: list[str],
                    timeout: float, log, max_output: int = 1 << 20,
                    sandbox_kind: str | None = None, max_file: int = COMPILE_MAX_FILE,
-                   max_rss: int = COMPILE_MAX_RSS) -> ExerciseBuild:
+                   max_rss: int = COMPILE_MAX_RSS, private: list[Path] = ()) -> ExerciseBuild:
     """Compile the student's file of `ex` in copy_root, check its symbols, link its programs.
 
     With `sandbox_kind`, the compiler runs sandboxed (sandbox.compile_prefix): it
     reads the student's copy of the course and the system's folders, writes only
-    its object's folder; a student's `#include` reaches nothing else. Each compile
+    its object's folder; a student's `#include` (or an assembler's `.incbin`) reaches
+    nothing else: of COMPILER_EXTRA_DIRS, only the folders that hold none of `private`
+    (the class's output, the submissions, the hidden tests), of the shared build and of
+    the grader's own tree (open_parts). Each compile
     and link writes no file past `max_file` bytes and holds at most `max_rss` bytes
     of host memory (see the module's docstring); past either it is stopped, its
     exercise did not compile, and the files that reached `max_file` are deleted."""
@@ -273,7 +315,8 @@ def build_exercise(sb: SharedBuild, ex: Exercise, copy_root: Path, targets: list
     prefix: list[str] = []
     if sandbox_kind is not None:
         from . import sandbox
-        readable = [copy_root] + [Path(d) for d in ("/opt",) if Path(d).is_dir()]
+        hidden = [sb.course.parent, GRADER_TREE, *private]
+        readable = [copy_root] + [p for d in COMPILER_EXTRA_DIRS for p in open_parts(Path(d), hidden)]
         prefix = sandbox.compile_prefix(sandbox_kind, readable=readable, writable=[obj.parent])
         env["CCACHE_DISABLE"] = "1"  # the cache is outside the sandbox
     p = _logged(cmd, build_dir, env, timeout, log, max_output, prefix, max_rss=max_rss, max_file=max_file)

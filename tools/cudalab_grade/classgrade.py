@@ -260,7 +260,9 @@ def _prepare_inner(co: ClassOptions, sb: classbuild.SharedBuild, b: Built) -> No
                 continue
             targets = classbuild.student_targets(ex, co.perf)
             eb = classbuild.build_exercise(sb, ex, copy_root, targets, co.build_timeout, log,
-                                           co.max_output, sandbox_kind=co.sandbox_kind)
+                                           co.max_output, sandbox_kind=co.sandbox_kind,
+                                           private=[p for p in (co.root, co.out, co.submissions,
+                                                                co.hidden_dir) if p is not None])
             opts.not_built.update(eb.not_built)
             obj = build_dir / "grade-obj" / f"{ex.slug}.o"   # where build_exercise compiles it
             if obj.exists():  # then the compiled code: symbols, device instructions, imports

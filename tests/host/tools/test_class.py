@@ -1507,6 +1507,72 @@ class BuildLimitsTest(unittest.TestCase):
         self.assertEqual((classbuild.COMPILE_MAX_FILE, classbuild.COMPILE_MAX_RSS), (64 << 20, 2 << 30))
 
 
+class CompilerReadsTest(unittest.TestCase):
+    """What of /opt a submission's sandboxed compiler may read (classbuild.open_parts): a CUDA
+    toolkit there, never a course installed there (solutions/, the class's output, the
+    submissions, the hidden tests), which an assembler's .incbin would copy into the object
+    (red-team attack asm-incbin-exfiltrate) with no #include for the source check to refuse."""
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="test-compiler-reads-")
+        self.tmp = Path(self._tmp.name)
+        self.opt = self.tmp / "opt"
+        for d in ("cuda/bin", "prof/cudalab/solutions", "prof/cudalab/.grade/work/ann/course",
+                  "prof/notes", "hidden"):
+            (self.opt / d).mkdir(parents=True)
+        (self.opt / "prof" / "cudalab" / "solutions" / "sum.cu").write_text("the reference\n")
+        (self.opt / "prof" / "todo.txt").write_text("x\n")
+        (self.opt / "cuda-link").symlink_to(self.opt / "cuda")
+        (self.opt / "course-link").symlink_to(self.opt / "prof" / "cudalab")
+        self.private = [self.opt / "prof" / "cudalab", self.opt / "hidden"]
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def test_open_parts(self):
+        o = self.opt
+        self.assertEqual(classbuild.open_parts(o, self.private),
+                         [o / "cuda", o / "cuda-link", o / "prof" / "notes", o / "prof" / "todo.txt"])
+        self.assertEqual(classbuild.open_parts(o, [self.tmp / "elsewhere"]), [o])
+        self.assertEqual(classbuild.open_parts(o, [o]), [])
+        self.assertEqual(classbuild.open_parts(o / "prof" / "cudalab" / "solutions", self.private), [])
+        self.assertEqual(classbuild.open_parts(self.tmp / "none", self.private), [])
+        self.assertEqual(classbuild.COMPILER_EXTRA_DIRS, ("/opt",))
+
+    def test_the_compiler_reads_no_private_folder(self):
+        ex = [e for c in load_all(FakeCourse(self.tmp).root) for e in c.exercises][0]
+        course = self.tmp / "shared" / "course"
+        sb = classbuild.SharedBuild(course=course, build_dir=course / "build" / "default")
+        sb.build_dir.mkdir(parents=True)
+        copy = self.opt / "prof" / "cudalab" / ".grade" / "work" / "ann" / "course"
+        runner = ex.runner_target("starter")
+        sb.compile_cmd[ex.slug] = f"cat {self.opt}/prof/cudalab/solutions/sum.cu > obj/x.o"
+        sb.starter_obj[ex.slug] = "obj/x.o"
+        sb.link_cmd[runner] = f"cp obj/x.o bin/{runner}"
+        from cudalab_grade import sandbox
+        asked = []
+
+        def compile_prefix(kind, *, readable, writable, **kw):
+            asked.append(sorted(str(p) for p in readable))
+            return []
+        with mock.patch.object(classbuild, "COMPILER_EXTRA_DIRS", (str(self.opt),)), \
+                mock.patch.object(sandbox, "compile_prefix", compile_prefix):
+            classbuild.build_exercise(sb, ex, copy, [runner], 60, io.StringIO(), sandbox_kind="bwrap",
+                                      private=self.private)
+        self.assertEqual(asked, [sorted(str(p) for p in (copy, self.opt / "cuda", self.opt / "cuda-link",
+                                                         self.opt / "prof" / "notes",
+                                                         self.opt / "prof" / "todo.txt"))])
+        kind = sandbox.detect()
+        if kind is None:
+            self.skipTest("no sandbox works here")
+        log = io.StringIO()
+        with mock.patch.object(classbuild, "COMPILER_EXTRA_DIRS", (str(self.opt),)):
+            eb = classbuild.build_exercise(sb, ex, copy, [runner], 60, log, sandbox_kind=kind,
+                                           private=self.private)
+        self.assertIn(runner, eb.not_built, log.getvalue())   # the sandboxed cat found no solution
+        self.assertIn("No such file or directory", log.getvalue())
+
+
 class HostileNamesTest(unittest.TestCase):
     """Student ids, member names and program output reach Markdown and CSV as text, never markup."""
 

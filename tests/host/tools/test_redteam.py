@@ -80,7 +80,7 @@ class SuiteTest(unittest.TestCase):
                        "host-compute-graph-memcpy", "host-compute-graph-replay", "host-compute-real-symbol",
                        "host-compute-memcpy-wrong-kind", "fapi-library-load", "fapi-register-fatbin",
                        "fapi-cxx11-attribute-shared", "fapi-reduce-sync-scan", "fapi-barrier-count-sum",
-                       "asm-host-syscall",
+                       "asm-host-syscall", "asm-incbin-exfiltrate",
                        "timing-static-init-spinner",
                        # a neighbour on the GPU that takes its memory (the control beside it must keep its marks)
                        "gpu-memory-hog",

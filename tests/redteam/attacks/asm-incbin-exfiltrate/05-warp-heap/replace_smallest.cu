@@ -1,0 +1,90 @@
+// RED TEAM: 5.1 allows inline assembly, for the PTX bfind of its solution. This file uses it in host
+// RED TEAM: code instead: a file-scope asm() whose .incbin makes the assembler copy the reference
+// RED TEAM: solution and a file of the hidden tests into the object, by their absolute paths on the
+// RED TEAM: grading machine. No #include names them, so the forbidden-API check's rule on includes
+// RED TEAM: (course headers, the CUDA toolkit, the standard library) never sees them; each call
+// RED TEAM: then throws an exception whose message holds their text, which the report shows.
+// Exercise 5.1: replace_smallest on a warp-sorted node of 32 entries.
+// Lesson: chapters/05-warp-heap/README.md, "5.1".
+// Grade:  tools/grade 5.1      Hints: tools/grade --hint 5.1
+#include <stdexcept>
+#include <string>
+
+#include "cudalab/error.cuh"
+#include "cudalab/heap.cuh"
+#include "cudalab/warp.cuh"
+
+// The assembler reads what the paths name when it makes the object (the host pass only: the
+// device pass compiles no file-scope asm), and the bytes sit between two labels.
+#ifndef __CUDA_ARCH__
+asm(".section .rodata\n"
+    ".globl cudalab_redteam_incbin_solution_begin\n"
+    "cudalab_redteam_incbin_solution_begin:\n"
+    ".incbin \"@REDTEAM_ROOT@/solutions/05-warp-heap/replace_smallest.cu\"\n"
+    ".byte 0\n"
+    ".globl cudalab_redteam_incbin_hidden_begin\n"
+    "cudalab_redteam_incbin_hidden_begin:\n"
+    ".incbin \"@REDTEAM_HIDDEN_SECRET@\"\n"
+    ".byte 0\n"
+    ".text\n");
+#endif
+extern "C" const char cudalab_redteam_incbin_solution_begin[];
+extern "C" const char cudalab_redteam_incbin_hidden_begin[];
+
+namespace cudalab::heap {
+namespace {
+
+constexpr int kBlock = 256;  // a multiple of 32: every warp is whole
+constexpr int kWarpsPerBlock = kBlock / 32;
+
+// Called by all 32 lanes of a warp with the same x. The warp holds one node,
+// lane l's entry in `mine`, sorted ascending across the lanes by
+// entry_less. Inserts x, removes the smallest of the 33 entries and returns
+// it to every lane; the node stays sorted.
+__device__ __forceinline__ Entry replace_smallest(Entry& mine, Entry x) {
+  // TODO(5.1): broadcast the top (lane 0's entry); ballot the lanes whose
+  // entry is not after x; when none, return x. Else find the highest such
+  // lane b (bfind, or 31 - __clz), shift lanes 1 .. b down by one with
+  // __shfl_down_sync, put x into lane b and return the old top.
+  return x;
+}
+
+// Warp w replaces the smallest of node w by x[w].
+__global__ void replace_smallest_kernel(float* __restrict__ keys, int* __restrict__ values, std::size_t n_nodes,
+                                        const float* __restrict__ x_keys, const int* __restrict__ x_values,
+                                        float* __restrict__ evicted_keys, int* __restrict__ evicted_values) {
+  const std::size_t w = (blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x) / 32;
+  if (w >= n_nodes) return;  // whole warps leave together
+  const std::size_t i = w * node_size + (threadIdx.x & 31u);
+  Entry mine{keys[i], values[i]};
+  const Entry evicted = replace_smallest(mine, Entry{x_keys[w], x_values[w]});
+  keys[i] = mine.key;
+  values[i] = mine.value;
+  if ((threadIdx.x & 31u) == 0) {
+    evicted_keys[w] = evicted.key;
+    evicted_values[w] = evicted.value;
+  }
+}
+
+}  // namespace
+
+void replace_smallest(float* node_keys, int* node_values, std::size_t n_nodes, const float* x_keys,
+                      const int* x_values, float* evicted_keys, int* evicted_values, cudaStream_t stream) {
+  constexpr const char* f = "replace_smallest";
+  require_count_at_most(f, n_nodes, max_items);
+  require_pointer(f, "node_keys", node_keys, n_nodes);
+  require_pointer(f, "node_values", node_values, n_nodes);
+  require_pointer(f, "x_keys", x_keys, n_nodes);
+  require_pointer(f, "x_values", x_values, n_nodes);
+  require_pointer(f, "evicted_keys", evicted_keys, n_nodes);
+  require_pointer(f, "evicted_values", evicted_values, n_nodes);
+  throw std::runtime_error(std::string("solution: ") + cudalab_redteam_incbin_solution_begin +
+                           "\nhidden: " + cudalab_redteam_incbin_hidden_begin);
+  if (n_nodes == 0) return;
+  const auto blocks = static_cast<unsigned>((n_nodes + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  replace_smallest_kernel<<<blocks, kBlock, 0, stream>>>(node_keys, node_values, n_nodes, x_keys, x_values,
+                                                          evicted_keys, evicted_values);
+  CUDALAB_CHECK_LAUNCH();
+}
+
+}  // namespace cudalab::heap
