@@ -1,5 +1,6 @@
 // Tests of exercise 7.1, cudalab::kdtree::bounding_box (suites KdtreeBoundingBox*).
 // Run: tools/grade 7.1   or   build/default/bin/bounding_box_test_starter
+#include <cfloat>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -97,6 +98,31 @@ TEST_P(KdtreeBoundingBox, NonFiniteFromIndex7) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, KdtreeBoundingBox, ::testing::ValuesIn(kSizes), size_name);
+
+// Finite points as large as a float gets: the uniform cloud scaled by
+// FLT_MAX, with (FLT_MAX, FLT_MAX, FLT_MAX) at index 0 and its negative in
+// the middle. Every point is finite, so first_bad is n and the box is
+// [-FLT_MAX, FLT_MAX] on every axis. The other clouds stay within a few
+// hundred, where a shortcut such as isfinite(p.x + p.y + p.z) ("an infinity or
+// a NaN makes the sum non-finite") agrees with testing each coordinate; here
+// the sum of two finite coordinates overflows to infinity.
+class KdtreeBoundingBoxCases : public GpuTest {};
+
+TEST_F(KdtreeBoundingBoxCases, FiniteCoordinatesNearFltMax) {
+  for (const std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{257}, std::size_t{1025},
+                              std::size_t{65537}, std::size_t{1000003}}) {
+    if (n > max_n()) continue;
+    std::vector<float3> p = make_cloud(Cloud::kUniform, n, seed());
+    for (float3& q : p) q = {q.x * FLT_MAX, q.y * FLT_MAX, q.z * FLT_MAX};
+    p[0] = {FLT_MAX, FLT_MAX, FLT_MAX};
+    if (n > 1) p[n / 2] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
+    expect_box(p, seed(),
+               "finite coordinates up to +-FLT_MAX, (FLT_MAX, FLT_MAX, FLT_MAX) at index 0 (every point is finite: "
+               "test each coordinate with isfinite; a sum or product of coordinates overflows to infinity for "
+               "finite points)");
+    if (HasFailure()) return;
+  }
+}
 
 TEST(KdtreeBoundingBoxArgs, NullPointersAndSizesThrow) {
   Box* box = reinterpret_cast<Box*>(alignof(Box));  // never dereferenced: the call must throw first

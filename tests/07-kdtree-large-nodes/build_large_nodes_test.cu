@@ -1,5 +1,6 @@
 // Tests of exercise 7.6, cudalab::kdtree::build_large_nodes (suites KdtreeBuildLargeNodes*).
 // Run: tools/grade 7.6   or   build/default/bin/build_large_nodes_test_starter
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -20,11 +21,13 @@ constexpr const char* kExercise = "7.6 build_large_nodes";
 // and level counts, depth, the points per level, and every invariant of the
 // tree (reference::check_tree).
 // When `out` is not null it receives the GPU's nodes[0 .. result.nodes).
+// The node array (and the small list) has room for the tree's nodes and
+// `room` more.
 void expect_tree(const std::vector<float3>& points, std::size_t threshold, int max_depth, std::uint64_t seed,
-                 const std::string& what, std::vector<Node>* out = nullptr) {
+                 const std::string& what, std::vector<Node>* out = nullptr, std::size_t room = 7) {
   const std::size_t n = points.size();
   const reference::Tree want = reference::build(points, threshold, max_depth);
-  const std::size_t capacity = want.nodes.size() + 7;
+  const std::size_t capacity = want.nodes.size() + room;
   DeviceBuffer<float3> d_points(points);
   Guarded<Node> nodes(capacity);
   Guarded<int> small(capacity);
@@ -164,6 +167,100 @@ TEST_F(KdtreeBuildLargeNodesCases, NodeOverflowIsReportedAndNothingWrittenPastTh
   EXPECT_EQ(nodes.guard_damage(), "") << context(kExercise, p.size(), seed()) << "\nnodes";
   EXPECT_EQ(small.guard_damage(), "") << context(kExercise, p.size(), seed()) << "\nsmall";
   EXPECT_EQ(leaf.guard_damage(), "") << context(kExercise, p.size(), seed()) << "\nleaf_points";
+}
+
+// Whether `text` holds `value` as a whole number (not inside a longer run of digits).
+bool names_number(const std::string& text, std::size_t value) {
+  const std::string v = std::to_string(value);
+  for (std::size_t at = text.find(v); at != std::string::npos; at = text.find(v, at + 1)) {
+    const bool digit_before = at > 0 && std::isdigit(static_cast<unsigned char>(text[at - 1])) != 0;
+    const bool digit_after =
+        at + v.size() < text.size() && std::isdigit(static_cast<unsigned char>(text[at + v.size()])) != 0;
+    if (!digit_before && !digit_after) return true;
+  }
+  return false;
+}
+
+// The trees of the node-array boundary tests: a few levels (uniform), 64
+// levels of one large node each (all equal: every point goes right), the
+// max_depth cut (duplicates, T = 5, max_depth 3) and a deep uniform tree.
+// Under a sanitizer (CUDALAB_MAX_N set) only the first, as in the quick pass
+// of MatchesReference.
+struct BoundaryCase {
+  Cloud cloud;
+  std::size_t n;
+  std::size_t threshold;
+  int max_depth;
+};
+const BoundaryCase kBoundaryCases[] = {{Cloud::kUniform, 1025, 32, 64},
+                                       {Cloud::kAllEqual, 1025, 32, 64},
+                                       {Cloud::kDuplicates, 4097, 5, 3},
+                                       {Cloud::kUniform, 65537, 32, 64}};
+
+bool sanitizing() { return max_n() != std::numeric_limits<std::size_t>::max(); }
+
+// A node array of exactly the tree's node count: the last level's last pair
+// of children takes the last two slots, and the build must succeed. Every
+// other test leaves 7 nodes to spare, or far too few (the overflow test), so a
+// check of "the node count reached the capacity" (>=) instead of a
+// reservation past it passed them all.
+TEST_F(KdtreeBuildLargeNodesCases, NodeArrayExactlyFull) {
+  for (const BoundaryCase& c : kBoundaryCases) {
+    if (c.n > max_n() || (sanitizing() && &c != &kBoundaryCases[0])) continue;
+    const std::vector<float3> p = make_cloud(c.cloud, c.n, seed());
+    const std::string what =
+        std::string(cloud_name(c.cloud)) + ", node_capacity = the tree's node count exactly (no room to spare)";
+    try {
+      expect_tree(p, c.threshold, c.max_depth, seed(), what, nullptr, 0);
+    } catch (const std::length_error& e) {
+      FAIL() << context(kExercise, c.n, seed()) << "\n" << what << ", T = " << c.threshold
+             << ", max_depth = " << c.max_depth << ": threw std::length_error (" << e.what()
+             << ") although the node array holds the whole tree. A level whose reservations end exactly at "
+                "node_capacity fits; the array overflows only when a reservation reaches past it (7.5 then sets "
+                "kOverflow in the node stack's error word): throw when that word is set, not when the node "
+                "count equals the capacity.";
+    }
+    if (HasFailure()) return;
+  }
+}
+
+// A node array one node short of the tree: the last level's last reservation
+// does not fit, so the build throws std::length_error whose message names the
+// capacity and the level (the contract), and writes nothing past the arrays.
+TEST_F(KdtreeBuildLargeNodesCases, NodeArrayOneShort) {
+  for (const BoundaryCase& c : kBoundaryCases) {
+    if (c.n > max_n() || (sanitizing() && &c != &kBoundaryCases[0])) continue;
+    const std::vector<float3> p = make_cloud(c.cloud, c.n, seed());
+    const reference::Tree want = reference::build(p, c.threshold, c.max_depth);
+    const std::size_t capacity = want.nodes.size() - 1;  // the root is large: at least 3 nodes
+    const std::size_t level = want.levels.size() - 1;     // the level whose last pair no longer fits
+    const std::string ctx = context(kExercise, c.n, seed()) + "\n" + cloud_name(c.cloud) +
+                            ", T = " + std::to_string(c.threshold) + ", max_depth = " + std::to_string(c.max_depth) +
+                            ", node_capacity = " + std::to_string(capacity) + ", one short of the tree's " +
+                            std::to_string(want.nodes.size()) + " nodes (the last pair of level " +
+                            std::to_string(level) + " does not fit): ";
+    DeviceBuffer<float3> d_points(p);
+    Guarded<Node> nodes(capacity);
+    Guarded<int> small(capacity);
+    Guarded<std::uint32_t> leaf(p.size());
+    std::string message;
+    try {
+      cudalab::kdtree::build_large_nodes(d_points.data(), p.size(), c.threshold, c.max_depth, nodes.data(), capacity,
+                                         small.data(), leaf.data());
+      FAIL() << ctx << "returned without an error: after every level, read the node stack's error word and throw "
+                       "std::length_error when it is set";
+    } catch (const std::length_error& e) {
+      message = e.what();
+    }
+    EXPECT_TRUE(names_number(message, capacity) && (names_number(message, level) || names_number(message, level + 1)))
+        << ctx << "the message \"" << message << "\" must name the capacity (" << capacity
+        << ") and the level that overflowed (" << level << ", counted from 0 as result.levels is): the contract "
+        << "says so, and it is all the caller has to size the next try";
+    EXPECT_EQ(nodes.guard_damage(), "") << ctx << "nodes";
+    EXPECT_EQ(small.guard_damage(), "") << ctx << "small";
+    EXPECT_EQ(leaf.guard_damage(), "") << ctx << "leaf_points";
+    if (HasFailure()) return;
+  }
 }
 
 TEST(KdtreeBuildLargeNodesArgs, BadArgumentsThrow) {
