@@ -3,6 +3,7 @@
 // synchronizes, unmaps them and answers. It decides nothing: the checker
 // that started it reads the buffers and gives the verdict.
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -28,7 +29,34 @@
 // moved its data to the host), and host memory a kernel could write directly
 // (pinned, mapped, managed) is refused: no exercise needs it.
 namespace {
-std::size_t g_d2h_bytes = 0;
+// The count of a call's device-to-host bytes lives alone on a page of its own, read-only
+// but while the runner itself writes it (d2h_set: its wrappers add, each call starts at 0).
+// A submission that writes to it (found by its value, or by its place beside the runner's
+// other globals) faults instead of hiding its copies, and making the page writable takes
+// mprotect, an import no exercise may have (tools/cudalab_grade/objcheck.py). Where
+// mprotect fails, the count stays writable and the guard works as before.
+struct alignas(4096) GuardedCount {
+  std::size_t bytes;
+  char page[4096 - sizeof(std::size_t)];
+};
+GuardedCount g_d2h{};
+bool g_d2h_locked = false;
+void d2h_lock(bool locked) {
+  if (!g_d2h_locked && locked) {
+    g_d2h_locked = mprotect(&g_d2h, sizeof g_d2h, PROT_READ) == 0;
+  } else if (g_d2h_locked && !locked && mprotect(&g_d2h, sizeof g_d2h, PROT_READ | PROT_WRITE) == 0) {
+    g_d2h_locked = false;
+  }
+}
+// Adds to the count (the runner's wrappers), or sets it (reset: 0 before each call).
+void d2h_set(std::size_t bytes, bool add) {
+  const bool was = g_d2h_locked;
+  d2h_lock(false);
+  g_d2h.bytes = add ? g_d2h.bytes + bytes : bytes;
+  if (was) d2h_lock(true);
+}
+void d2h_add(std::size_t bytes) { d2h_set(bytes, true); }
+std::size_t d2h_bytes() { return g_d2h.bytes; }
 bool g_infra = true;  // the runner's own calls (driver entry points) are allowed
 
 // What the runtime says p is (cudaMemoryTypeUnregistered: pageable host memory).
@@ -61,7 +89,7 @@ bool device_to_host(const void* dst, const void* src, cudaMemcpyKind kind) {
   return device_memory(src) && host_memory(dst);
 }
 void count(const void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
-  if (device_to_host(dst, src, kind)) g_d2h_bytes += bytes;
+  if (device_to_host(dst, src, kind)) d2h_add(bytes);
 }
 
 // The launch check. Under CUDALAB_DEVICE_PROFILE every kernel the student's
@@ -235,12 +263,12 @@ cudaError_t __wrap_cudaMemcpy2DAsync(void* dst, size_t dp, const void* src, size
 // A symbol is device memory: the copy goes to the host unless dst is the device's
 // (whatever the kind says, as above).
 cudaError_t __wrap_cudaMemcpyFromSymbol(void* dst, const void* sym, size_t bytes, size_t off, cudaMemcpyKind kind) {
-  if (kind != cudaMemcpyDeviceToDevice || host_memory(dst)) g_d2h_bytes += bytes;
+  if (kind != cudaMemcpyDeviceToDevice || host_memory(dst)) d2h_add(bytes);
   return __real_cudaMemcpyFromSymbol(dst, sym, bytes, off, kind);
 }
 cudaError_t __wrap_cudaMemcpyFromSymbolAsync(void* dst, const void* sym, size_t bytes, size_t off,
                                              cudaMemcpyKind kind, cudaStream_t s) {
-  if (kind != cudaMemcpyDeviceToDevice || host_memory(dst)) g_d2h_bytes += bytes;
+  if (kind != cudaMemcpyDeviceToDevice || host_memory(dst)) d2h_add(bytes);
   check_stream("cudaMemcpyFromSymbolAsync", s);
   return __real_cudaMemcpyFromSymbolAsync(dst, sym, bytes, off, kind, s);
 }
@@ -268,8 +296,8 @@ static void count3d(const cudaMemcpy3DParms* p) {
       element = 16;  // the widest element: count too much rather than too little
     }
   }
-  g_d2h_bytes += element * p->extent.width * (p->extent.height ? p->extent.height : 1) *
-                 (p->extent.depth ? p->extent.depth : 1);
+  d2h_add(element * p->extent.width * (p->extent.height ? p->extent.height : 1) *
+          (p->extent.depth ? p->extent.depth : 1));
 }
 cudaError_t __wrap_cudaMemcpy3D(const cudaMemcpy3DParms* p) {
   count3d(p);
@@ -439,7 +467,7 @@ bool reply(int sock, wire::Status status, const std::string& type, const std::st
            const Bytes& result = {}, std::size_t result_bytes = 0) {
   Writer w;
   w.put(static_cast<std::uint32_t>(status));
-  w.put(static_cast<std::uint64_t>(g_d2h_bytes));
+  w.put(static_cast<std::uint64_t>(d2h_bytes()));
   std::size_t held_bytes = 0;
   for (const auto& [p, bytes] : g_held) held_bytes += bytes;
   w.put(static_cast<std::uint64_t>(g_held.size()));  // the student's live allocations, after the call
@@ -578,7 +606,7 @@ int serve_loop(int sock, CUdeviceptr base, std::size_t size) {
     std::size_t result_bytes = 0;
     wire::Status status = wire::kOk;
     std::string type, what;
-    g_d2h_bytes = 0;
+    d2h_set(0, false);
     g_refused.clear();
     g_refused_type = "";
     cudalab::remote::stream_given() = false;
@@ -660,6 +688,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   signal(SIGPIPE, SIG_IGN);
+  d2h_lock(true);  // the count read-only from here on (the student's static initializers ran before)
   // The null call: the same way through the socket, the mappings, one
   // kernel launch and the synchronization as an exercise's call, without the
   // exercise's work. A benchmark's checker times one before each timed call
