@@ -22,7 +22,7 @@ constexpr int kVecs = 8;                      // 16-byte vectors per thread (32 
 constexpr int kTile = kThreads * kVecs * 4;   // 4096 elements per tile
 // Blocks per SM the kernel must fit: 8 x 128 threads x 64 registers fills the
 // register file (64K). Without the bound nvcc uses 72 registers, 7 blocks fit,
-// and 1/8 fewer bytes are in flight (measured: 977 against 924 us at 2^28).
+// and 1/8 fewer bytes are in flight.
 constexpr int kMinBlocksPerSm = 8;
 static_assert(kVecs * kWarps == 32, "the (vector, warp) totals of a tile fill exactly one warp");
 static_assert(kTile == decoupled_lookback_tile, "the tile the header documents");
