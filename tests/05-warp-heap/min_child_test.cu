@@ -28,8 +28,8 @@ std::vector<Entry> random_tops(const Random& r, std::size_t count, std::uint64_t
   return tops;
 }
 
-/// Runs min_child for every parent in `parents` and compares with the reference.
-void check(const std::vector<Entry>& tops, const std::vector<int>& parents, const std::string& ctx) {
+/// min_child's answer (into a poisoned output) for every parent in `parents` of the heap `tops`.
+std::vector<int> run_min_child(const std::vector<Entry>& tops, const std::vector<int>& parents) {
   std::vector<float> keys(tops.size());
   std::vector<int> values(tops.size());
   for (std::size_t i = 0; i < tops.size(); ++i) {
@@ -43,7 +43,12 @@ void check(const std::vector<Entry>& tops, const std::vector<int>& parents, cons
   cudalab::heap::min_child(d_keys.data(), d_values.data(), tops.size(), d_parents.data(), parents.size(),
                            d_out.data(), nullptr);
   CUDALAB_CHECK(cudaDeviceSynchronize());
-  const auto got = d_out.download();
+  return d_out.download();
+}
+
+/// Runs min_child for every parent in `parents` and compares with the reference.
+void check(const std::vector<Entry>& tops, const std::vector<int>& parents, const std::string& ctx) {
+  const auto got = run_min_child(tops, parents);
   for (std::size_t q = 0; q < parents.size(); ++q) {
     const int want = cudalab::reference::min_child_one(tops, parents[q]);
     const long long first = 32LL * parents[q] + 1;
@@ -123,20 +128,7 @@ TEST_F(HeapMinChildCases, ParentsWhoseChildIndexPasses2To31) {
   // 32 j + 32, all or some below 100; INT_MAX wraps to -32 (child 0 in lane 31).
   const std::vector<int> parents = {1 << 27, (1 << 27) + 1, (1 << 27) + 2, (1 << 27) + 3, 3 << 27,
                                     (5 << 27) + 1, (15 << 27) + 2, 1 << 30, INT_MAX};
-  std::vector<float> keys(tops.size());
-  std::vector<int> values(tops.size());
-  for (std::size_t i = 0; i < tops.size(); ++i) {
-    keys[i] = tops[i].key;
-    values[i] = tops[i].value;
-  }
-  const auto d_keys = to_device(keys);
-  const auto d_values = to_device(values);
-  const auto d_parents = to_device(parents);
-  auto d_out = poisoned<int>(parents.size());
-  cudalab::heap::min_child(d_keys.data(), d_values.data(), tops.size(), d_parents.data(), parents.size(),
-                           d_out.data(), nullptr);
-  CUDALAB_CHECK(cudaDeviceSynchronize());
-  const auto got = d_out.download();
+  const auto got = run_min_child(tops, parents);
   for (std::size_t q = 0; q < parents.size(); ++q)
     EXPECT_EQ(-1, got[q]) << cudalab::test::context(kExercise, tops.size(), r.seed) << "parent " << parents[q]
                           << " of a heap of " << tops.size() << " nodes: expected -1 (its first child would be "
