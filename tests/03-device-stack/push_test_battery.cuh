@@ -155,7 +155,11 @@ inline void launches_accumulate(const char* exercise, PushFn fn) {
   std::vector<int> both = a;
   const auto b_pushed = reference::pushed_items(b, random_flags(n, s, 1000));
   both.insert(both.end(), b_pushed.begin(), b_pushed.end());
-  check_push(exercise, fn, stack, both, push_items(64, s + 2), {}, s, "third launch overflows");
+  // 37 more pushes than the free slots (the stack holds n + about 0.98 n of
+  // 2n + 10): the last launch fills the stack and overflows onto the items of
+  // the earlier ones, which must stay.
+  const std::size_t free_slots = 2 * n + 10 - both.size();
+  check_push(exercise, fn, stack, both, push_items(free_slots + 37, s + 2), {}, s, "third launch overflows");
 }
 
 /// A stack whose kUnderflow an earlier pop set: a push that overflows adds

@@ -203,6 +203,57 @@ TEST_F(StackRingQueueCases, RandomRoundsAgainstModel) {
   }
 }
 
+// The error word keeps every bit until clear() (stack.cuh: "After an error
+// the flags stay set until clear()"). An enqueue that finds the queue full
+// adds kOverflow to the kUnderflow an earlier dequeue left; a dequeue that
+// finds it empty adds kUnderflow to an earlier kOverflow; calls that succeed
+// leave the word as it was. (CapacityZero covers only a dequeue after an
+// enqueue, so an enqueue that stores its bit passed every other test.)
+TEST_F(StackRingQueueCases, FlagsAreSticky) {
+  const auto s = cudalab::test::seed();
+  {
+    const std::string ctx = cudalab::test::context(kExercise, 7, s) +
+                            "capacity 8, kUnderflow left by an earlier dequeue: ";
+    GuardedQueue q(8);
+    q.reset_at(kNear32);
+    q.set_flags(kUnderflow);
+    const auto first = queue_items(5, s);
+    enqueue(q, first);
+    ASSERT_EQ(kUnderflow, q.flags()) << ctx << "5 enqueues that all fit must leave the error word as it was "
+                                     << "(kUnderflow, " << kUnderflow << "): set a bit only on failure, never "
+                                     << "store or clear the word";
+    const auto second = queue_items(7, s + 1);
+    enqueue(q, second);
+    const auto [h, t] = q.counters();
+    ASSERT_EQ(8u, t - h) << ctx << "5 + 7 enqueues into 8 slots: exactly 8 items stored";
+    ASSERT_EQ(kOverflow | kUnderflow, q.flags())
+        << ctx << "then 7 enqueues, 3 of which fit: kOverflow must be added to kUnderflow (expected "
+        << (kOverflow | kUnderflow) << "). The flags stay set until clear(): set kOverflow with an atomic "
+        << "OR (set_flag, fetch_or, atomicOr), never store the whole word (*queue.errors = kOverflow "
+        << "loses the kUnderflow of an earlier dequeue)";
+    ASSERT_EQ(q.slots().guard_damage(), "") << ctx << "enqueue wrote outside the slots";
+  }
+  {
+    const std::string ctx = cudalab::test::context(kExercise, 9, s) +
+                            "capacity 8 holding 5 items, kOverflow left by an earlier enqueue: ";
+    GuardedQueue q(8);
+    q.reset_at(kNear32);
+    const auto items = queue_items(5, s + 2);
+    enqueue(q, items);
+    q.set_flags(kOverflow);
+    auto got = without_empty(dequeue(q, 3));
+    ASSERT_EQ(3u, got.size()) << ctx << "3 dequeues from 5 items";
+    ASSERT_EQ(kOverflow, q.flags()) << ctx << "3 dequeues that all find an item must leave the error word as it "
+                                    << "was (kOverflow, " << kOverflow << ")";
+    const auto rest = without_empty(dequeue(q, 6));
+    got.insert(got.end(), rest.begin(), rest.end());
+    ASSERT_EQ(multiset_difference(items, got), "") << ctx << "the 5 items, each dequeued once";
+    ASSERT_EQ(kOverflow | kUnderflow, q.flags())
+        << ctx << "then 6 dequeues, 4 of which find it empty: kUnderflow must be added to kOverflow "
+        << "(expected " << (kOverflow | kUnderflow) << "): set it with an atomic OR, never store the word";
+  }
+}
+
 TEST_F(StackRingQueueCases, CountersBeyond32Bits) {
   GuardedQueue q(777);
   q.reset_at((1ull << 40) + 5);

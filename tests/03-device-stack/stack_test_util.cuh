@@ -101,6 +101,8 @@ class GuardedQueue {
   GuardedArray& slots() { return slots_; }
   std::pair<unsigned long long, unsigned long long> counters() { return view().counters(); }
   unsigned flags() { return view().flags(); }
+  /// Sets the error word, as an earlier call that failed would have left it.
+  void set_flags(unsigned f) { CUDALAB_CHECK(cudaMemcpy(errors_.data(), &f, sizeof f, cudaMemcpyHostToDevice)); }
   void reset_at(unsigned long long position) {
     const unsigned long long both[2] = {position, position};
     CUDALAB_CHECK(cudaMemcpy(counters_.data(), both, sizeof both, cudaMemcpyHostToDevice));
