@@ -226,10 +226,12 @@ _DENY = [
     ("uses the network", r"socket|socketpair|connect|bind|listen|accept4?|send(to|msg)?|recv(from|msg)?|"
      r"getaddrinfo|gethostbyname2?|shutdown"),
     ("starts threads", r"pthread_create|pthread_\w+|std::thread::.*|thrd_create|std::__once_call"),
+    # cudaDeviceRegisterAsyncNotification runs a host callback, as cudaLaunchHostFunc does.
     # cudaGetExportTable hands out the driver's internal tables of functions, its API under no
     # name: the driver's copies past the runner's wrappers, as cudaGetDriverEntryPoint would.
     ("is a CUDA call an exercise must not make (host callbacks, driver entry points, IPC, device reset)",
-     r"cudaLaunchHostFunc|cudaStreamAddCallback|cudaGetDriverEntryPoint\w*|cudaGetExportTable|"
+     r"cudaLaunchHostFunc|cudaStreamAddCallback|cudaDevice(Un)?RegisterAsyncNotification|"
+     r"cudaGetDriverEntryPoint\w*|cudaGetExportTable|"
      r"cudaIpc\w+|cudaDeviceReset|"
      r"cudaSetDeviceFlags|cudaDeviceSetLimit|cudaProfilerSt\w+|cudaUserObject\w+"),
     # The runner's host-copy guard (tests/common/remote_runner.cu) counts the copies of the
