@@ -149,6 +149,9 @@ class Report:
 
 _contract_cache: dict[tuple[str, float], dict] = {}
 
+# The name in the source of what a forbid_sass kind is (its reason in forbid_reasons is the name's).
+SASS_NAME = {"SR_CTAID": "blockIdx"}
+
 # What a forbidden entry brings with it: other names that do the same work. A library's
 # scan does its reduction (the last element of an inclusive scan is the sum); a generic
 # pointer into the block's shared window (cvta) is shared memory that no __shared__
@@ -156,9 +159,6 @@ _contract_cache: dict[tuple[str, float], dict] = {}
 # libcu++'s PTX and warp wrappers are the intrinsics under other names; 32 __any_sync are
 # a ballot; std::list and std::forward_list sort and merge with their members (l.sort()),
 # which no name of the algorithms shows.
-# The name in the source of what a forbid_sass kind is (its reason in forbid_reasons is the name's).
-SASS_NAME = {"SR_CTAID": "blockIdx"}
-
 EQUIVALENTS = {
     "cooperative_groups::reduce": ("cooperative_groups::inclusive_scan",
                                    "cooperative_groups::exclusive_scan"),
