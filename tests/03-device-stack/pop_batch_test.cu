@@ -53,11 +53,9 @@ void check_pop(std::size_t capacity, std::size_t fill, long long counter, std::s
   const bool underflow = expected.size() < count;
   ASSERT_EQ((underflow ? cudalab::stack::kUnderflow : 0u) | flags_before, stack.flags())
       << ctx
-      << (flags_before != 0 ? "the error bits set before the call (" + std::to_string(flags_before) +
-                                  ") must stay set until clear(): set kUnderflow with an atomic OR "
-                                  "(fetch_or, atomicOr), never store the whole word, and never clear it in a pop"
-          : underflow ? std::string("some pops found no item: kUnderflow must be set")
-                      : std::string("every pop found an item, yet a flag is set"));
+      << flags_advice(flags_before, "kUnderflow", "pop",
+                      underflow ? "some pops found no item: kUnderflow must be set"
+                                : "every pop found an item, yet a flag is set");
 
   const std::vector<int> got = out.download();
   std::vector<int> items;

@@ -52,11 +52,9 @@ inline void check_push(const char* exercise, PushFn fn, GuardedStack& stack, con
                                        << "overflow (one increment per pushing thread, none for the others)";
   ASSERT_EQ((overflow ? cudalab::stack::kOverflow : 0u) | flags_before, stack.flags())
       << ctx
-      << (flags_before != 0 ? "the error bits set before the call (" + std::to_string(flags_before) +
-                                  ") must stay set until clear(): set kOverflow with an atomic OR "
-                                  "(fetch_or, atomicOr), never store the whole word, and never clear it in a push"
-          : overflow ? std::string("pushes past the capacity must set kOverflow")
-                     : std::string("no push overflowed, yet a flag is set (or the overflow bit is missing)"));
+      << flags_advice(flags_before, "kOverflow", "push",
+                      overflow ? "pushes past the capacity must set kOverflow"
+                               : "no push overflowed, yet a flag is set (or the overflow bit is missing)");
   const std::vector<int> slots = stack.slots().download();
   const std::vector<int> stored(slots.begin(), slots.begin() + static_cast<std::ptrdiff_t>(size));
   if (!overflow) {

@@ -66,6 +66,18 @@ class GuardedArray {
   DeviceBuffer<int> buf_;
 };
 
+/// What a failed check of the error word says: with flags set before the call
+/// (flags_before != 0), that `call` (push, pop) must add its `bit` (kOverflow,
+/// kUnderflow) to them and keep them; else `otherwise`.
+inline std::string flags_advice(unsigned flags_before, const char* bit, const char* call,
+                                const std::string& otherwise) {
+  if (flags_before == 0) return otherwise;
+  return "the error bits set before the call (" + std::to_string(flags_before) +
+         ") must stay set until clear(): set " + bit +
+         " with an atomic OR (fetch_or, atomicOr), never store the whole word, and never clear it in a " +
+         call;
+}
+
 /// A stack of `capacity` slots in a GuardedArray, with a zero counter and flags.
 class GuardedStack {
  public:
