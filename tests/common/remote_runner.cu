@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -429,6 +430,125 @@ cudaError_t __wrap_cudaMallocHost(void**, size_t) { return cudaErrorNotPermitted
 cudaError_t __wrap_cudaHostAlloc(void**, size_t, unsigned int) { return cudaErrorNotPermitted; }
 cudaError_t __wrap_cudaHostRegister(void*, size_t, unsigned int) { return cudaErrorNotPermitted; }
 cudaError_t __wrap_cudaMallocManaged(void**, size_t, unsigned int) { return cudaErrorNotPermitted; }
+// The device's limits as the student's code reads them. Under CUDALAB_DEVICE_PROFILE the
+// launch check above holds every launch to the profile's limits; so the queries a student may
+// size a launch from report that profile too, as cudalab::device_limits() does: the device's
+// attributes (cudaDeviceGetAttribute), its properties (cudaGetDeviceProperties, CUDA 12's
+// cudaGetDeviceProperties_v2) and the occupancy API. A kernel sized from
+// cudaDevAttrMaxSharedMemoryPerBlockOptin then fits the profiled GPU, as it would fit the real
+// one; without these it would read the H100's 227 KiB and be refused as if it had hard-coded
+// them. Only the student's calls (not g_infra) on the profiled device; each value is the
+// smaller of the real one and the profile's (cudalab::apply_profile), so a value read twice,
+// or read by device_limits() and profiled again, stays the same.
+static bool profiled_for(int device) { return g_profiled && !g_infra && device == g_limits.device; }
+static int current_device() {
+  int dev = -1;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    cudaGetLastError();
+    return -1;
+  }
+  return dev;
+}
+static int clamp_int(int real, long long limit) { return static_cast<int>(std::min<long long>(real, limit)); }
+static void profile_attribute(int* value, cudaDeviceAttr attr) {
+  const cudalab::DeviceLimits& l = g_limits;
+  switch (attr) {
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = clamp_int(*value, static_cast<long long>(l.shared_per_block_optin)); break;
+    case cudaDevAttrMaxSharedMemoryPerBlock: *value = clamp_int(*value, static_cast<long long>(l.shared_per_block)); break;
+    case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = clamp_int(*value, static_cast<long long>(l.shared_per_sm)); break;
+    case cudaDevAttrMultiProcessorCount: *value = clamp_int(*value, l.sm_count); break;
+    case cudaDevAttrMaxThreadsPerBlock: *value = clamp_int(*value, l.max_threads_per_block); break;
+    case cudaDevAttrMaxThreadsPerMultiProcessor: *value = clamp_int(*value, l.max_threads_per_sm); break;
+    case cudaDevAttrMaxBlocksPerMultiprocessor: *value = clamp_int(*value, l.max_blocks_per_sm); break;
+    case cudaDevAttrMaxRegistersPerMultiprocessor: *value = clamp_int(*value, l.registers_per_sm); break;
+    case cudaDevAttrL2CacheSize: *value = clamp_int(*value, static_cast<long long>(l.l2_bytes)); break;
+    case cudaDevAttrComputeCapabilityMajor: *value = l.cc_major; break;
+    case cudaDevAttrComputeCapabilityMinor: *value = l.cc_minor; break;
+    default: break;
+  }
+}
+// Resident blocks per SM under the profile, as cudalab::resident_blocks_per_sm caps them.
+static void profile_occupancy(int* blocks, const void* func, int threads, size_t dynamic_shared) {
+  const cudalab::DeviceLimits& l = g_limits;
+  cudaFuncAttributes attr{};
+  if (cudaFuncGetAttributes(&attr, func) != cudaSuccess) {
+    cudaGetLastError();
+    attr.sharedSizeBytes = 0;
+  }
+  long long n = std::min(*blocks, l.max_blocks_per_sm);
+  if (threads > 0) n = std::min<long long>(n, l.max_threads_per_sm / threads);
+  const std::size_t per_block = attr.sharedSizeBytes + dynamic_shared;
+  if (per_block > 0) n = std::min<long long>(n, static_cast<long long>(l.shared_per_sm / per_block));
+  *blocks = static_cast<int>(std::max(n, 0LL));
+}
+#define CUDALAB_WRAP_NAME2(name) __wrap_##name
+#define CUDALAB_WRAP_NAME(name) CUDALAB_WRAP_NAME2(name)  // expands CUDA 12's macro first
+#define CUDALAB_REAL_NAME2(name) __real_##name
+#define CUDALAB_REAL_NAME(name) CUDALAB_REAL_NAME2(name)
+cudaError_t __real_cudaDeviceGetAttribute(int*, cudaDeviceAttr, int);
+cudaError_t __wrap_cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
+  const cudaError_t e = __real_cudaDeviceGetAttribute(value, attr, device);
+  if (e == cudaSuccess && value != nullptr && profiled_for(device)) profile_attribute(value, attr);
+  return e;
+}
+cudaError_t CUDALAB_REAL_NAME(cudaGetDeviceProperties)(cudaDeviceProp*, int);
+cudaError_t CUDALAB_WRAP_NAME(cudaGetDeviceProperties)(cudaDeviceProp* prop, int device) {
+  const cudaError_t e = CUDALAB_REAL_NAME(cudaGetDeviceProperties)(prop, device);
+  if (e != cudaSuccess || prop == nullptr || !profiled_for(device)) return e;
+  const cudalab::DeviceLimits& l = g_limits;
+  prop->sharedMemPerBlockOptin = std::min(prop->sharedMemPerBlockOptin, l.shared_per_block_optin);
+  prop->sharedMemPerBlock = std::min(prop->sharedMemPerBlock, l.shared_per_block);
+  prop->sharedMemPerMultiprocessor = std::min(prop->sharedMemPerMultiprocessor, l.shared_per_sm);
+  prop->multiProcessorCount = clamp_int(prop->multiProcessorCount, l.sm_count);
+  prop->maxThreadsPerBlock = clamp_int(prop->maxThreadsPerBlock, l.max_threads_per_block);
+  prop->maxThreadsPerMultiProcessor = clamp_int(prop->maxThreadsPerMultiProcessor, l.max_threads_per_sm);
+  prop->maxBlocksPerMultiProcessor = clamp_int(prop->maxBlocksPerMultiProcessor, l.max_blocks_per_sm);
+  prop->regsPerMultiprocessor = clamp_int(prop->regsPerMultiprocessor, l.registers_per_sm);
+  prop->l2CacheSize = clamp_int(prop->l2CacheSize, static_cast<long long>(l.l2_bytes));
+  prop->totalGlobalMem = std::min(prop->totalGlobalMem, l.global_bytes);
+  prop->major = l.cc_major;
+  prop->minor = l.cc_minor;
+  return e;
+}
+cudaError_t __real_cudaOccupancyMaxActiveBlocksPerMultiprocessor(int*, const void*, int, size_t);
+cudaError_t __wrap_cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const void* func, int threads,
+                                                                 size_t dynamic_shared) {
+  const cudaError_t e = __real_cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, func, threads, dynamic_shared);
+  if (e == cudaSuccess && blocks != nullptr && profiled_for(current_device())) {
+    profile_occupancy(blocks, func, threads, dynamic_shared);
+  }
+  return e;
+}
+cudaError_t __real_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int*, const void*, int, size_t,
+                                                                          unsigned int);
+cudaError_t __wrap_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* blocks, const void* func, int threads,
+                                                                          size_t dynamic_shared, unsigned int flags) {
+  const cudaError_t e =
+      __real_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks, func, threads, dynamic_shared, flags);
+  if (e == cudaSuccess && blocks != nullptr && profiled_for(current_device())) {
+    profile_occupancy(blocks, func, threads, dynamic_shared);
+  }
+  return e;
+}
+cudaError_t __real_cudaOccupancyAvailableDynamicSMemPerBlock(size_t*, const void*, int, int);
+cudaError_t __wrap_cudaOccupancyAvailableDynamicSMemPerBlock(size_t* bytes, const void* func, int blocks,
+                                                             int threads) {
+  const cudaError_t e = __real_cudaOccupancyAvailableDynamicSMemPerBlock(bytes, func, blocks, threads);
+  if (e == cudaSuccess && bytes != nullptr && profiled_for(current_device())) {
+    cudaFuncAttributes attr{};
+    if (cudaFuncGetAttributes(&attr, func) != cudaSuccess) {
+      cudaGetLastError();
+      attr.sharedSizeBytes = 0;
+    }
+    const cudalab::DeviceLimits& l = g_limits;
+    const std::size_t optin = l.shared_per_block_optin > attr.sharedSizeBytes
+                                  ? l.shared_per_block_optin - attr.sharedSizeBytes : 0;
+    const std::size_t per_sm = blocks > 0 ? l.shared_per_sm / static_cast<std::size_t>(blocks) : l.shared_per_sm;
+    const std::size_t sm_left = per_sm > attr.sharedSizeBytes ? per_sm - attr.sharedSizeBytes : 0;
+    *bytes = std::min({*bytes, optin, sm_left});
+  }
+  return e;
+}
 cudaError_t __real_cudaGetDriverEntryPoint(const char*, void**, unsigned long long, cudaDriverEntryPointQueryResult*);
 cudaError_t __wrap_cudaGetDriverEntryPoint(const char* sym, void** fn, unsigned long long flags,
                                            cudaDriverEntryPointQueryResult* status) {

@@ -46,9 +46,29 @@ enum Memory : int {
 /// @throws std::invalid_argument for kLeakThenThrow.
 void scratch(std::size_t bytes, int how, cudaStream_t stream);
 
+/// What limits() writes: the device's limits as the "student" code reads them.
+enum Limit : int {
+  kAttrOptin = 0,     ///< cudaDeviceGetAttribute(cudaDevAttrMaxSharedMemoryPerBlockOptin)
+  kPropOptin,         ///< cudaGetDeviceProperties: sharedMemPerBlockOptin
+  kAttrSms,           ///< cudaDeviceGetAttribute(cudaDevAttrMultiProcessorCount)
+  kPropSms,           ///< cudaGetDeviceProperties: multiProcessorCount
+  kAttrThreadsPerSm,  ///< cudaDeviceGetAttribute(cudaDevAttrMaxThreadsPerMultiProcessor)
+  kOccupancy,         ///< cudaOccupancyMaxActiveBlocksPerMultiprocessor, 1024 threads, no shared memory
+  kAvailableDynamic,  ///< cudaOccupancyAvailableDynamicSMemPerBlock, one block of 1024 threads
+  kSizedLaunch,       ///< 1 when a launch with kAttrOptin bytes of dynamic shared memory ran
+  kLimitCount
+};
+
+/// Reads the device's limits as an exercise would size its launches from them
+/// (not through cudalab::device_limits()), makes a launch with as much dynamic
+/// shared memory per block as the opt-in attribute allows, and writes the
+/// values (Limit) to data[0, kLimitCount) on `stream`.
+void limits(int* data, cudaStream_t stream);
+
 }  // namespace cudalab::remote_checks
 
 #define CUDALAB_REMOTE_remote_checks(X)                                                                     \
   X(void, cudalab::remote_checks, fill, (int* data, int n, int value, int where, cudaStream_t stream),       \
     (data, n, value, where, stream))                                                                        \
-  X(void, cudalab::remote_checks, scratch, (std::size_t bytes, int how, cudaStream_t stream), (bytes, how, stream))
+  X(void, cudalab::remote_checks, scratch, (std::size_t bytes, int how, cudaStream_t stream), (bytes, how, stream)) \
+  X(void, cudalab::remote_checks, limits, (int* data, cudaStream_t stream), (data, stream))

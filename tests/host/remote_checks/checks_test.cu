@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "api.hpp"
+#include "cudalab/device.cuh"
 #include "cudalab/test/harness.hpp"
 #include "cudalab/test/remote.hpp"
 
@@ -136,6 +137,31 @@ TEST_F(RemoteChecks, ALeakGrowsWithEveryCallAndFailsTheEndOfTheProgram) {
       << failure;
   scratch(0, kFreeLeaked, stream_);
   EXPECT_EQ(held(), before);
+}
+
+// Under CUDALAB_DEVICE_PROFILE (ctest host/remote-checks-t4) the runner's launch check holds
+// every launch to the profile, so what the exercise's code reads of the device must be the
+// profile's too: a launch sized from cudaDevAttrMaxSharedMemoryPerBlockOptin (not through
+// cudalab::device_limits()) fits, as it fits the real GPU. Without a profile the values are the
+// device's own, which device_limits() also reports.
+TEST_F(RemoteChecks, TheDeviceQueriesOfTheExerciseReportTheProfile) {
+  const cudalab::DeviceLimits l = cudalab::device_limits();  // the checker's: the same profile
+  ASSERT_EQ(cudaMemset(data_, 0, kN * sizeof(int)), cudaSuccess);
+  ASSERT_NO_THROW(limits(data_, stream_));
+  ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  const std::vector<int> v = values();
+  const std::string where = l.profile[0] != '\0' ? std::string(" under the profile ") + l.profile : "";
+  EXPECT_EQ(v[kAttrOptin], static_cast<int>(l.shared_per_block_optin)) << "the opt-in attribute" << where;
+  EXPECT_EQ(v[kPropOptin], static_cast<int>(l.shared_per_block_optin)) << "sharedMemPerBlockOptin" << where;
+  EXPECT_EQ(v[kAttrSms], l.sm_count) << "the SM count attribute" << where;
+  EXPECT_EQ(v[kPropSms], l.sm_count) << "multiProcessorCount" << where;
+  EXPECT_EQ(v[kAttrThreadsPerSm], l.max_threads_per_sm) << where;
+  EXPECT_GE(v[kOccupancy], 1) << where;
+  EXPECT_LE(v[kOccupancy], l.max_threads_per_sm / 1024) << "resident 1024-thread blocks" << where;
+  EXPECT_GT(v[kAvailableDynamic], 0) << where;
+  EXPECT_LE(v[kAvailableDynamic], static_cast<int>(l.shared_per_block_optin)) << where;
+  EXPECT_EQ(v[kSizedLaunch], 1) << "a launch with " << v[kAttrOptin]
+                                << " bytes of dynamic shared memory did not run" << where;
 }
 
 // Run by ctest host/remote-checks-leak alone (--gtest_also_run_disabled_tests):

@@ -12,10 +12,48 @@
 namespace cudalab::remote_checks {
 
 namespace {
+struct Values {
+  int value[kLimitCount];
+};
 __global__ void fill_kernel(int* data, int n, int value) {
   if (static_cast<int>(threadIdx.x) < n) data[threadIdx.x] = value;
 }
+__global__ void sized_kernel(int* flag) {
+  extern __shared__ int words[];
+  words[threadIdx.x] = static_cast<int>(threadIdx.x);
+  __syncthreads();
+  if (threadIdx.x == 0) *flag = words[blockDim.x - 1] == static_cast<int>(blockDim.x) - 1 ? 1 : 0;
+}
+__global__ void store_kernel(int* data, Values v) {
+  for (int i = 0; i < kLimitCount; ++i) {
+    if (i != kSizedLaunch) data[i] = v.value[i];  // sized_kernel writes its own flag
+  }
+}
 }  // namespace
+
+void limits(int* data, cudaStream_t stream) {
+  int device = 0;
+  CUDALAB_CHECK(cudaGetDevice(&device));
+  cudaDeviceProp prop{};
+  CUDALAB_CHECK(cudaGetDeviceProperties(&prop, device));
+  Values v{};
+  CUDALAB_CHECK(cudaDeviceGetAttribute(&v.value[kAttrOptin], cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  v.value[kPropOptin] = static_cast<int>(prop.sharedMemPerBlockOptin);
+  CUDALAB_CHECK(cudaDeviceGetAttribute(&v.value[kAttrSms], cudaDevAttrMultiProcessorCount, device));
+  v.value[kPropSms] = prop.multiProcessorCount;
+  CUDALAB_CHECK(cudaDeviceGetAttribute(&v.value[kAttrThreadsPerSm], cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  CUDALAB_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&v.value[kOccupancy], fill_kernel, 1024, 0));
+  std::size_t available = 0;
+  CUDALAB_CHECK(cudaOccupancyAvailableDynamicSMemPerBlock(&available, sized_kernel, 1, 1024));
+  v.value[kAvailableDynamic] = static_cast<int>(available);
+  // Sized from the attribute, as a student may write it: as much shared memory as a block can have.
+  const int bytes = v.value[kAttrOptin];
+  CUDALAB_CHECK(cudaFuncSetAttribute(sized_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  sized_kernel<<<1, 1024, static_cast<std::size_t>(bytes), stream>>>(data + kSizedLaunch);
+  CUDALAB_CHECK_LAUNCH();
+  store_kernel<<<1, 1, 0, stream>>>(data, v);
+  CUDALAB_CHECK_LAUNCH();
+}
 
 void fill(int* data, int n, int value, int where, cudaStream_t stream) {
   switch (where) {

@@ -13,7 +13,10 @@
 /// 40 SMs and 64 KiB of opt-in shared memory per block, and a launch sized
 /// from those limits fits a T4. A profile never reports more than the real
 /// device has. The test runner refuses, under a profile, any launch that asks
-/// for more than the profile allows (tests/common/remote_runner.cu).
+/// for more than the profile allows, and answers the exercise's own device
+/// queries (`cudaDeviceGetAttribute`, `cudaGetDeviceProperties`, the occupancy
+/// API) with the profile's limits too, so a launch sized from those fits as
+/// well (tests/common/remote_runner.cu).
 ///
 /// The profiles' figures are those of the CUDA C++ Programming Guide, table
 /// "Technical Specifications per Compute Capability" (shared memory per SM and
