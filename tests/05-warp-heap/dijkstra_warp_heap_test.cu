@@ -229,7 +229,8 @@ TEST_F(HeapDijkstraWarpHeap, OverflowAndInvalidTargetBothFlagged) {
          "flags kOverflow | kInvalidVertex = 9, got "
       << res.flags[0] << ". Add each flag to the source's set (f |= kInvalidVertex), never assign it: the "
       << "overflow of the search must survive the check of the targets.";
-  EXPECT_EQ(kUnreachable, res.distances[1]) << "target -1 is outside [0, n): its distance is kUnreachable";
+  EXPECT_EQ(kUnreachable, res.distances[1]) << cudalab::test::context(kExercise, g.num_vertices(), 5)
+                                            << "target -1 is outside [0, n): its distance is kUnreachable";
 }
 
 // Sources and targets outside [0, n): flagged, distances kUnreachable.
@@ -296,7 +297,8 @@ TEST_F(HeapDijkstraWarpHeap, DistancesBeyondFloatPrecision) {
 // warps, and the scratch has 7 rows: a warp that works in row s (the
 // source's index, as the distances do without targets) writes rows 2 to 6,
 // which the call must leave as they were. (RandomGeometricTargets gives
-// exactly 16 rows, so row s lands past them, in memory no test reads.)
+// exactly 16 rows, so there row s >= 16 is written past the scratch buffer,
+// out of bounds, where no check looks at these sizes.)
 TEST_F(HeapDijkstraWarpHeap, TargetsUseOnlyTheirWarpsScratchRows) {
   const Csr g = cudalab::graph::grid_2d(10, 10, 3, 1, 10, 0.8);
   const std::size_t n = g.num_vertices();
