@@ -216,10 +216,11 @@ TEST_F(ScanSegmentedScanCases, ExtremeValues) {
   }
 }
 
-// A head every 5 tiles + 1000 elements: most tiles hold no head, and the look-back of a tile
-// meets unflagged aggregates before a flagged one, which it must combine oldest first (a
-// segmented combine is not commutative). The other patterns put a head in every tile, or in
-// none after the first, where the order of a window's tiles changes nothing.
+// A head every 5 tiles + 1000 elements: most tiles hold no head, so a segment spans several
+// tiles with heads in some windows of the look-back and not in others. The window must be
+// combined oldest first (a segmented combine is not commutative: the prefix tile is always
+// flagged, so newest first keeps only its value). Every pattern shows that order whenever a
+// look-back meets aggregates, which depends on timing; this one adds long unflagged runs.
 TEST_F(ScanSegmentedScanCases, SegmentsSpanSeveralTiles) {
   const auto sd = seed();
   constexpr std::size_t kEvery = 5 * kTile + 1000;

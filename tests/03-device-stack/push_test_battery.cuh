@@ -66,6 +66,14 @@ inline void check_push(const char* exercise, PushFn fn, GuardedStack& stack, con
   } else {
     const std::string diff = not_a_submultiset(expected, stored);
     ASSERT_EQ(diff, "") << ctx << "after an overflow every slot must hold a pushed item, each at most once";
+    // A push writes only the slot it reserved, at or above the counter it found: the items held
+    // before the call stay in slots [0, before.size()).
+    if (before.size() <= capacity) {
+      const std::vector<int> kept(slots.begin(), slots.begin() + static_cast<std::ptrdiff_t>(before.size()));
+      ASSERT_EQ(multiset_difference(before, kept), "")
+          << ctx << "the " << before.size() << " items held before the call must stay in slots [0, "
+          << before.size() << "): an overflowing push drops its item, it never writes below its reservation";
+    }
   }
 }
 
