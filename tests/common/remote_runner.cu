@@ -126,18 +126,23 @@ const char* kernel_name(const void* func) {
   return name;
 }
 
-bool launch_fits(const void* func, dim3 block, std::size_t dynamic_shared) {
-  if (!g_profiled) return true;
+// A kernel's static shared memory (0 when the runtime cannot say).
+std::size_t static_shared_bytes(const void* func) {
   cudaFuncAttributes attr{};
   if (cudaFuncGetAttributes(&attr, func) != cudaSuccess) {
     cudaGetLastError();
-    attr.sharedSizeBytes = 0;
+    return 0;
   }
+  return attr.sharedSizeBytes;
+}
+
+bool launch_fits(const void* func, dim3 block, std::size_t dynamic_shared) {
+  if (!g_profiled) return true;
   try {
     const std::string what = std::string("the launch of ") + kernel_name(func);
     cudalab::check_launch_fits(g_limits, what.c_str(),
                                static_cast<unsigned long long>(block.x) * block.y * block.z,
-                               attr.sharedSizeBytes, dynamic_shared);
+                               static_shared_bytes(func), dynamic_shared);
   } catch (const cudalab::DeviceLimitError& e) {
     refuse("cudalab::DeviceLimitError", e.what());
     return false;
@@ -467,19 +472,17 @@ static void profile_attribute(int* value, cudaDeviceAttr attr) {
     default: break;
   }
 }
-// Resident blocks per SM under the profile, as cudalab::resident_blocks_per_sm caps them.
-static void profile_occupancy(int* blocks, const void* func, int threads, size_t dynamic_shared) {
+// The occupancy API's answer `e`, `*blocks` resident blocks per SM, capped under the profile
+// as cudalab::resident_blocks_per_sm caps them.
+static cudaError_t occupancy_answer(cudaError_t e, int* blocks, const void* func, int threads, size_t dynamic_shared) {
+  if (e != cudaSuccess || blocks == nullptr || !profiled_for(current_device())) return e;
   const cudalab::DeviceLimits& l = g_limits;
-  cudaFuncAttributes attr{};
-  if (cudaFuncGetAttributes(&attr, func) != cudaSuccess) {
-    cudaGetLastError();
-    attr.sharedSizeBytes = 0;
-  }
   long long n = std::min(*blocks, l.max_blocks_per_sm);
   if (threads > 0) n = std::min<long long>(n, l.max_threads_per_sm / threads);
-  const std::size_t per_block = attr.sharedSizeBytes + dynamic_shared;
+  const std::size_t per_block = static_shared_bytes(func) + dynamic_shared;
   if (per_block > 0) n = std::min<long long>(n, static_cast<long long>(l.shared_per_sm / per_block));
   *blocks = static_cast<int>(std::max(n, 0LL));
+  return e;
 }
 #define CUDALAB_WRAP_NAME2(name) __wrap_##name
 #define CUDALAB_WRAP_NAME(name) CUDALAB_WRAP_NAME2(name)  // expands CUDA 12's macro first
@@ -513,38 +516,27 @@ cudaError_t CUDALAB_WRAP_NAME(cudaGetDeviceProperties)(cudaDeviceProp* prop, int
 cudaError_t __real_cudaOccupancyMaxActiveBlocksPerMultiprocessor(int*, const void*, int, size_t);
 cudaError_t __wrap_cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const void* func, int threads,
                                                                  size_t dynamic_shared) {
-  const cudaError_t e = __real_cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, func, threads, dynamic_shared);
-  if (e == cudaSuccess && blocks != nullptr && profiled_for(current_device())) {
-    profile_occupancy(blocks, func, threads, dynamic_shared);
-  }
-  return e;
+  return occupancy_answer(__real_cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, func, threads, dynamic_shared),
+                          blocks, func, threads, dynamic_shared);
 }
 cudaError_t __real_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int*, const void*, int, size_t,
                                                                           unsigned int);
 cudaError_t __wrap_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* blocks, const void* func, int threads,
                                                                           size_t dynamic_shared, unsigned int flags) {
-  const cudaError_t e =
-      __real_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks, func, threads, dynamic_shared, flags);
-  if (e == cudaSuccess && blocks != nullptr && profiled_for(current_device())) {
-    profile_occupancy(blocks, func, threads, dynamic_shared);
-  }
-  return e;
+  return occupancy_answer(
+      __real_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks, func, threads, dynamic_shared, flags),
+      blocks, func, threads, dynamic_shared);
 }
 cudaError_t __real_cudaOccupancyAvailableDynamicSMemPerBlock(size_t*, const void*, int, int);
 cudaError_t __wrap_cudaOccupancyAvailableDynamicSMemPerBlock(size_t* bytes, const void* func, int blocks,
                                                              int threads) {
   const cudaError_t e = __real_cudaOccupancyAvailableDynamicSMemPerBlock(bytes, func, blocks, threads);
   if (e == cudaSuccess && bytes != nullptr && profiled_for(current_device())) {
-    cudaFuncAttributes attr{};
-    if (cudaFuncGetAttributes(&attr, func) != cudaSuccess) {
-      cudaGetLastError();
-      attr.sharedSizeBytes = 0;
-    }
+    const std::size_t fixed = static_shared_bytes(func);
     const cudalab::DeviceLimits& l = g_limits;
-    const std::size_t optin = l.shared_per_block_optin > attr.sharedSizeBytes
-                                  ? l.shared_per_block_optin - attr.sharedSizeBytes : 0;
+    const std::size_t optin = l.shared_per_block_optin > fixed ? l.shared_per_block_optin - fixed : 0;
     const std::size_t per_sm = blocks > 0 ? l.shared_per_sm / static_cast<std::size_t>(blocks) : l.shared_per_sm;
-    const std::size_t sm_left = per_sm > attr.sharedSizeBytes ? per_sm - attr.sharedSizeBytes : 0;
+    const std::size_t sm_left = per_sm > fixed ? per_sm - fixed : 0;
     *bytes = std::min({*bytes, optin, sm_left});
   }
   return e;
