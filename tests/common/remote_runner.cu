@@ -35,16 +35,23 @@ namespace {
 // A submission that writes to it (found by its value, or by its place beside the runner's
 // other globals) faults instead of hiding its copies, and making the page writable takes
 // mprotect, an import no exercise may have (tools/cudalab_grade/objcheck.py). Where
-// mprotect fails, the count stays writable and the guard works as before.
+// mprotect fails, or the system's pages are larger than 4 KiB, the count stays writable and
+// the guard works as before.
 struct alignas(4096) GuardedCount {
   std::size_t bytes;
   char page[4096 - sizeof(std::size_t)];
 };
 GuardedCount g_d2h{};
 bool g_d2h_locked = false;
+// Only where the page is at most the struct's 4 KiB and divides it: a larger page (64 KiB on
+// some Arm systems) holds the runner's other globals too, which mprotect would make read-only.
+bool d2h_page_fits() {
+  const long page = sysconf(_SC_PAGESIZE);
+  return page > 0 && page <= static_cast<long>(sizeof(GuardedCount)) && sizeof(GuardedCount) % page == 0;
+}
 void d2h_lock(bool locked) {
   if (!g_d2h_locked && locked) {
-    g_d2h_locked = mprotect(&g_d2h, sizeof g_d2h, PROT_READ) == 0;
+    g_d2h_locked = d2h_page_fits() && mprotect(&g_d2h, sizeof g_d2h, PROT_READ) == 0;
   } else if (g_d2h_locked && !locked && mprotect(&g_d2h, sizeof g_d2h, PROT_READ | PROT_WRITE) == 0) {
     g_d2h_locked = false;
   }
