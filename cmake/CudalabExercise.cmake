@@ -285,6 +285,11 @@ function(cudalab_add_exercises)
       set(lib cudalab_${slug}_${impl})
       add_library(${lib} OBJECT "${src}")
       target_link_libraries(${lib} PUBLIC ${C_HEADERS})
+      # <cub/cub.cuh> (and every device-wide CUB or Thrust header) brings CCCL's NVTX ranges,
+      # whose header-only loader imports dlopen/dlsym/dlclose and defines extern "C"
+      # nvtx*_impl_init functions: both refused by the object check (objcheck.py), whatever
+      # the student wrote. No exercise needs NVTX ranges.
+      target_compile_definitions(${lib} PRIVATE CCCL_DISABLE_NVTX)
       cudalab_target_warnings(${lib} ${werror})
       if(impl STREQUAL "starter")
         # Unfinished code declares what the student has yet to use: parameters,

@@ -327,6 +327,10 @@ def analyze_tokens(ex, c: Contract, pre, src: Path, shown: str) -> list[Finding]
         toks = ps.tokens
         all_uses = tc.uses(toks)
         declared = tc.declared_names(toks)
+        # names a using-declaration or -directive takes from cooperative groups or libcu++:
+        # their unqualified calls are those functions, not std's by argument-dependent lookup
+        elsewhere = tc.using_declared(toks, all_uses)
+        homonyms = tc.reached_through_homonym_directive(all_uses)
         asm_seen = c.allow_asm
         for t in toks:
             if t.kind == "id" and t.text in ("asm", "__asm__", "__asm") and not asm_seen:
@@ -361,7 +365,8 @@ def analyze_tokens(ex, c: Contract, pre, src: Path, shown: str) -> list[Finding]
                 hit = _internal_entry(c, u)
                 if hit is not None:
                     add(3 if hit[1] else 4, _internal_finding(ex, c, hit[0], u, shown))
-            if u.call and len(u.chain) == 1 and not u.how and u.chain[0] not in declared:
+            if u.call and len(u.chain) == 1 and not u.how and u.chain[0] not in declared \
+                    and u.chain[0] not in elsewhere and (u.line, u.spelled) not in homonyms:
                 for entry, order, make in ([(e, 3, _name_finding) for e in c.forbid]
                                            + [(e, 4, _host_finding) for e in c.forbid_host]):
                     if tc.adl_candidates(entry) == u.chain[0]:

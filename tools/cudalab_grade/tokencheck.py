@@ -47,7 +47,9 @@ DEFAULT_ARCH = "90"            # the course's default without a GPU (cmake/Cudal
 # C library or the C++ library, which is what they are for.
 FEATURE_MACROS = frozenset({
     "NDEBUG", "_GNU_SOURCE", "_DEFAULT_SOURCE", "_POSIX_C_SOURCE", "_XOPEN_SOURCE",
-    "_USE_MATH_DEFINES", "__STDC_FORMAT_MACROS", "__STDC_LIMIT_MACROS", "__STDC_CONSTANT_MACROS"})
+    "_USE_MATH_DEFINES", "__STDC_FORMAT_MACROS", "__STDC_LIMIT_MACROS", "__STDC_CONSTANT_MACROS",
+    # CCCL's switches for its NVTX ranges (<cub/cub.cuh> and the device-wide headers)
+    "CCCL_DISABLE_NVTX", "NVTX_DISABLE"})
 
 # Folders of the C library under /usr/include (besides the headers directly in it).
 C_LIBRARY_DIRS = frozenset({"sys", "bits", "gnu", "linux", "asm", "asm-generic", "net", "netinet",
@@ -745,6 +747,55 @@ def declared_names(tokens: list[Token]) -> set[str]:
                 (p.kind == "id" and p.text not in _NOT_A_TYPE) or p.text in (">", "*", "&", "&&", "~")):
             names.add(t.text)
     return names
+
+
+# Namespaces whose device functions share their names with std's algorithms (cooperative
+# groups' reduce, inclusive_scan and exclusive_scan): an unqualified call that a using-directive
+# of one of them reaches is that namespace's function, not std's by argument-dependent lookup.
+# (libcu++'s cuda::std algorithms run on the host too, so they stay attributed.)
+HOMONYM_NAMESPACES = {("cooperative_groups",): frozenset({"reduce", "inclusive_scan", "exclusive_scan"})}
+
+
+def using_declared(tokens: list[Token], uses_: list["Use"]) -> set[str]:
+    """Names a using-declaration of another namespace than std brings into scope
+    (`using cg::reduce;`, the alias resolved): a call of such a name is that function."""
+    resolved = {(u.line, u.spelled): u.chain for u in uses_}
+    out: set[str] = set()
+    n = len(tokens)
+    for i, t in enumerate(tokens):
+        if t.text != "using" or i + 1 >= n or tokens[i + 1].text in ("namespace", "enum"):
+            continue
+        j = i + 1
+        if tokens[j].text == "::":
+            j += 1
+        parts: list[str] = []
+        while j < n and tokens[j].kind == "id" and tokens[j].text != "typename":
+            parts.append(tokens[j].text)
+            if j + 1 < n and tokens[j + 1].text == "::":
+                j += 2
+                continue
+            j += 1
+            break
+        if len(parts) < 2 or j >= n or tokens[j].text != ";":
+            continue
+        chain = public_chain(resolved.get((t.line, "::".join(parts)), parts))
+        if chain[:1] != ["std"]:
+            out.add(parts[-1])
+    return out
+
+
+def reached_through_homonym_directive(uses_: list["Use"]) -> set[tuple[int, str]]:
+    """(line, spelled) of the unqualified names that a using-directive of a
+    HOMONYM_NAMESPACES namespace also reaches (uses() lists them beside the plain name)."""
+    out: set[tuple[int, str]] = set()
+    for u in uses_:
+        if not u.how.startswith("using namespace") or u.namespace:
+            continue
+        chain = public_chain(u.chain)
+        if any(chain[:len(h)] == list(h) and len(chain) == len(h) + 1 and chain[-1] in names
+               for h, names in HOMONYM_NAMESPACES.items()):
+            out.add((u.line, u.spelled))
+    return out
 
 
 # Class templates: a call of their name is no argument-dependent lookup.

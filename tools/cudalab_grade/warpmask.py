@@ -388,12 +388,15 @@ def find(tokens, activemask: bool) -> list[MaskUse]:
             if activemask:
                 out.append(MaskUse(t.text, t.line, "__activemask()", "activemask"))
             continue
+        used = [w for w in core if w in names]
+        if used and core != used[:1]:
+            continue
         v = constant(arg, names)
         if v is None:
             continue
         bits = v.v & FULL
         if bits != FULL:
-            name = next((w for w in arg if w in names), "")
+            name = used[0] if used else ""
             out.append(MaskUse(t.text, t.line, spelled, "constant", bits, name))
     return out
 

@@ -343,6 +343,26 @@ void sum_atomic(const int* in, std::size_t n, long long* out, cudaStream_t strea
         "name", "`std::__insertion_sort`, an internal of the library (`__insertion_sort`)"),
 }
 
+# A 7.1 (bounding_box) file whose warp reduction is cooperative groups' reduce, its names taken by
+# USING (a using-directive or using-declarations): chapter 7 forbids std::reduce on the host, and
+# an unqualified reduce(...) is cooperative_groups::reduce here, not std::reduce by ADL.
+CG_71 = """#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+#include "cudalab/args.hpp"
+#include "cudalab/kdtree.cuh"
+USING
+namespace cudalab::kdtree {
+__global__ void k(const float3* p, std::size_t n, Box* box, std::uint64_t* bad) {
+  const float x = threadIdx.x < n ? p[threadIdx.x].x : 0.0f;
+  const float lo = reduce(tiled_partition<32>(this_thread_block()), x, less<float>());
+  if (threadIdx.x == 0) { box->lo.x = lo; *bad = n; }
+}
+void bounding_box(const float3* points, std::size_t n, Box* box, std::uint64_t* first_bad, cudaStream_t stream) {
+  k<<<1, 32, 0, stream>>>(points, n, box, first_bad);
+}
+}  // namespace cudalab::kdtree
+"""
+
 # Valid files that mention what is forbidden, or look like an attack and are not.
 CONTROLS = {
     "comments and strings": (
@@ -358,6 +378,14 @@ CONTROLS = {
     "standard headers": (
         "1.1", "#include <algorithm>\n#include <cstdio>\n#include <cstring>\n#include <stdexcept>\n"
         + HEAD_11 + KERNEL_11 + TAIL_11),
+    "cooperative groups' reduce through a using-directive (not std::reduce by ADL)": (
+        "7.1", CG_71.replace("USING", "using namespace cooperative_groups;")),
+    "cooperative groups' reduce through using-declarations (not std::reduce by ADL)": (
+        "7.1", CG_71.replace("USING", "namespace cg = cooperative_groups;\nusing cg::reduce;\nusing cg::less;\n"
+                                      "using cg::tiled_partition;\nusing cg::this_thread_block;")),
+    "CCCL's NVTX switch before #include <cub/cub.cuh>": (
+        "4.3", "#define CCCL_DISABLE_NVTX\n#include <cub/cub.cuh>\n#include \"cudalab/filter.cuh\"\n"
+        "namespace cudalab::filter { __global__ void k() {}\n void f(cudaStream_t s) { k<<<1, 1, 0, s>>>(); } }\n"),
 }
 
 
@@ -719,6 +747,35 @@ class ObjectCheckTest(unittest.TestCase):
         self.assertIsNone(objcheck.forbidden_sass(fns, ["MATCH", "VOTE", "LDSM"]))
         self.assertIsNone(objcheck.forbidden_sass(fns, []))
 
+    def test_a_generic_atomics_own_shared_memory_branch_is_not_the_students(self):
+        # cuobjdump -sass (CUDA 13.0, sm_90) of cuda::atomic_ref<long long>(*out).fetch_add(v) on a
+        # global pointer, trimmed: the compiler tests the generic address (QSPC.E.S) and adds a
+        # shared-memory path of its own (LDS, ATOMS.CAST.SPIN) that a global pointer never takes.
+        # 1.3 forbids shared memory: that path is no finding; shared memory before it still is.
+        text = """
+	code for sm_90
+		Function : _Z1kPKiPxi
+        /*0270*/                   ATOM.E.ADD.64.STRONG.GPU P0, RZ, desc[UR4][R2.64], R8 ;
+        /*0280*/               @P0 EXIT ;
+        /*0290*/                   QSPC.E.S P0, RZ, [R2] ;
+        /*02a0*/              @!P0 BRA 0x360 ;
+        /*02d0*/                   LDS.64 R4, [UR4] ;
+        /*0310*/                   ATOMS.CAST.SPIN.64 R6, [R3], R4, R6 ;
+        /*0340*/              @!P0 BRA 0x2d0 ;
+        /*0350*/                   EXIT ;
+        /*0360*/                   LD.E.64 R4, desc[UR4][R2.64] ;
+        /*0380*/                   ST.E.64 desc[UR4][R2.64], R4 ;
+        /*0390*/                   EXIT ;
+"""
+        shared = list(objcheck.SHARED_MEMORY_SASS)
+        self.assertIsNone(objcheck.forbidden_sass(objcheck.parse_sass(text), shared))
+        before = text.replace("        /*0270*/", "        /*0260*/                   STS [R0], R8 ;\n        /*0270*/")
+        hit = objcheck.forbidden_sass(objcheck.parse_sass(before), shared)
+        self.assertEqual((hit[0], hit[2]), ("STS", "0260"))
+        after = text.replace("        /*0390*/", "        /*0388*/                   LDS R4, [R0] ;\n        /*0390*/")
+        hit = objcheck.forbidden_sass(objcheck.parse_sass(after), shared)
+        self.assertEqual((hit[0], hit[2]), ("LDS", "0388"))
+
     def test_block_index_reads(self):
         # cuobjdump -sass (CUDA 13.0, sm_90) of `tile = blockIdx.x` and of
         # cg::this_grid().block_rank(), trimmed: the block index is a special register read
@@ -760,6 +817,14 @@ class ObjectCheckTest(unittest.TestCase):
 
     def test_the_solutions_imports_are_allowed(self):
         self.assertIsNone(objcheck.bad_import(SOLUTION_IMPORTS))
+
+    def test_string_streams_are_allowed(self):
+        # std::ostringstream for an exception's message refers to its VTT (tools/grade refused 7.6's
+        # length_error built with one: "VTT for std::__cxx11::basic_ostringstream<...>")
+        for cls in ("basic_ostringstream", "basic_stringstream", "basic_istringstream"):
+            name = f"VTT for std::__cxx11::{cls}<char, std::char_traits<char>, std::allocator<char> >"
+            self.assertIsNone(objcheck.bad_import([name]), name)
+        self.assertIsNone(objcheck.bad_import(["__popcountdi2"]))
 
     def test_ordinary_host_allocation_is_allowed(self):
         # new (std::nothrow) char[n] imports the std::nothrow object itself (tools/make-class's

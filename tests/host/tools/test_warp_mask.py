@@ -159,6 +159,16 @@ __device__ void f(int v) {
                                        ("__syncwarp", "constant", 0x7FFFFFFF)])
         self.assertEqual(warpmask.find(toks(code), True)[1].name, "kHalf")
 
+    def test_a_mask_computed_from_named_constants_is_not_judged(self):
+        # lesson 1.3, "Partial warps": the lanes of a last, partial warp computed from the block
+        # size; the same value through one named constant is judged (test_partial_constants)
+        code = """
+constexpr unsigned kBlock = 200;
+__device__ void f(int v) {
+  if (threadIdx.x >= kBlock / 32 * 32) v += __shfl_down_sync((1u << (kBlock % 32)) - 1, v, 1);
+}"""
+        self.assertEqual(found(code), [])
+
     def test_a_constant_whose_name_is_declared_again_is_not_read(self):
         code = """
 constexpr unsigned kMask = 0xffffu;
