@@ -187,7 +187,9 @@ void check_stream(const char* call, cudaStream_t s) {
   if (!checks_stream(s)) return;
   refuse("std::logic_error", std::string("a ") + call + " went to the default stream (" + stream_name(s) +
                                  "), not to the stream the function was given: pass it as the " + call +
-                                 "'s stream argument");
+                                 "'s stream argument; if a helper of the course made it (a buffer's fill_bytes, "
+                                 "a stack's clear: their stream argument defaults to stream 0), give the "
+                                 "helper the function's stream");
 }
 }  // namespace
 
