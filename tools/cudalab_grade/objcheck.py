@@ -64,6 +64,17 @@ class SassFunction:
     instructions: list[tuple[str, str]] = field(default_factory=list)   # (address, OPCODE.MODS)
     # (address, register) of every special-register read: "S2UR UR4, SR_CTAID.X" -> SR_CTAID.X
     registers: list[tuple[str, str]] = field(default_factory=list)
+    # addresses of the compiler's own warp votes, no vote of the source (see _COMPILERS_VOTE)
+    implicit: set[str] = field(default_factory=set)
+
+
+# ptxas's forward-progress check of a loop that may spin (on sm_75, a loop of strong or volatile
+# global loads: __ldcg, __ldcv, a volatile read): "VOTE.ANY R4, PT, PT ; YIELD ; VOTEU.ANY UR4,
+# UPT, PT ; ..." The vote of the always-true predicate is the warp's active mask, read only to
+# yield, and comes directly before the YIELD. A ballot of the source votes a real predicate
+# (VOTE.ANY R4, PT, P0), and __activemask() (VOTE.ANY Rn, PT, PT too) is refused by name where
+# forbid_sass has VOTE: neither is skipped.
+_COMPILERS_VOTE = re.compile(r"\s*R\d+\s*,\s*PT\s*,\s*PT\s*;")
 
 
 def parse_sass(text: str) -> list[SassFunction]:
@@ -71,6 +82,7 @@ def parse_sass(text: str) -> list[SassFunction]:
     functions: list[SassFunction] = []
     arch = ""
     cur: SassFunction | None = None
+    vote = None   # (address, opcode) of the last instruction when it is `VOTE.ANY Rn, PT, PT`
     for line in text.splitlines():
         m = _ARCH.match(line)
         if m:
@@ -78,13 +90,18 @@ def parse_sass(text: str) -> list[SassFunction]:
             continue
         m = _FUNCTION.match(line)
         if m:
-            cur = SassFunction(m.group(1), arch)
+            cur, vote = SassFunction(m.group(1), arch), None
             functions.append(cur)
             continue
         if cur is not None:
             m = _INSN.match(line)
             if m:
-                cur.instructions.append((m.group(1), m.group(2) + m.group(3)))
+                op = m.group(2) + m.group(3)
+                if op == "YIELD" and cur.instructions and cur.instructions[-1] == vote:
+                    cur.implicit.add(vote[0])
+                cur.instructions.append((m.group(1), op))
+                vote = (m.group(1), op) if op == "VOTE.ANY" and _COMPILERS_VOTE.match(line, m.end()) \
+                    else None
                 if m.group(2) in _SPECIAL_READS:
                     r = _SPECIAL.search(line, m.end())
                     if r:
@@ -107,7 +124,7 @@ def forbidden_sass(functions: list[SassFunction], forbid: tuple[str, ...] | list
     """(entry, function, address, instruction) of the first forbidden instruction, or None.
     An entry "SR_..." is a special register: its instruction is the register read."""
     for fn in functions:
-        fallback = generic_atomic_fallback(fn)
+        fallback = generic_atomic_fallback(fn) | fn.implicit
         for addr, opcode in fn.instructions:
             if addr in fallback:
                 continue

@@ -314,6 +314,11 @@ void sum_atomic(const int* in, std::size_t n, long long* out, cudaStream_t strea
         "1.2", warp("1.2", "  unsigned b = 0;\n  for (unsigned l = 0; l < 32; ++l) "
                            "b |= unsigned(__any_sync(~0u, (threadIdx.x & 31u) == l && v > 0)) << l;\n  (void)b;"),
         "name", "uses forbidden API '__any_sync' (line 11)"),
+    # its VOTE.ANY Rn, PT, PT is the compiler's own vote where a YIELD follows, which the object
+    # check skips (test_the_compilers_spin_loop_vote_is_not_the_students): refused by name
+    "a vote by __activemask in divergent code in 1.2": (
+        "1.2", warp("1.2", "  unsigned b = 0;\n  if (v > 0) b = __activemask();\n  (void)b;"),
+        "name", "uses forbidden API '__activemask' (line 11)"),
     "std::list::sort on the host": (
         "2.1", sort21("  std::list<int> l(v.begin(), v.end());\n  l.sort();\n  std::copy(l.begin(), l.end(), v.begin());",
                       "#include <list>"),
@@ -775,6 +780,48 @@ class ObjectCheckTest(unittest.TestCase):
         after = text.replace("        /*0390*/", "        /*0388*/                   LDS R4, [R0] ;\n        /*0390*/")
         hit = objcheck.forbidden_sass(objcheck.parse_sass(after), shared)
         self.assertEqual((hit[0], hit[2]), ("LDS", "0388"))
+
+    def test_the_compilers_spin_loop_vote_is_not_the_students(self):
+        # cuobjdump -sass (CUDA 13.0, sm_75) of 1.2 with a grid-stride loop of __ldcg loads
+        # (notes' s12_gs___ldcg.cu), trimmed: ptxas adds a forward-progress check to a loop of
+        # strong loads, a vote of the always-true predicate (the active mask) directly before a
+        # YIELD. It is no vote of the source; a ballot (a real predicate), or an active-mask vote
+        # with no YIELD after it, still is.
+        text = """
+	code for sm_75
+		Function : _Z22sum_shared_tree_kernelIffEvPKT_mPT0_
+        /*01b0*/               @P1 BRA 0x220 ;                                              /* 0x0000006000001947 */
+                                                                                            /* 0x000fea0003800000 */
+        /*01c0*/                   VOTE.ANY R4, PT, PT ;                                    /* 0x0000000000047806 */
+                                                                                            /* 0x000fe200038e0100 */
+        /*01d0*/                   YIELD ;                                                  /* 0x0000000000007946 */
+                                                                                            /* 0x000fe20003800000 */
+        /*01e0*/                   VOTEU.ANY UR4, UPT, PT ;                                 /* 0x0000000000047886 */
+                                                                                            /* 0x000fe400038e0100 */
+        /*01f0*/                   LOP3.LUT P0, RZ, R4, UR4, RZ, 0xc, !PT ;                 /* 0x0000000404ff7212 */
+                                                                                            /* 0x000fd8000f80c0ff */
+        /*0200*/              @!P0 BRA.U 0xd0 ;                                             /* 0xfffffec100008947 */
+                                                                                            /* 0x000fea0003800000 */
+        /*0210*/                   BRA 0x1c0 ;                                              /* 0xffffffa000007947 */
+                                                                                            /* 0x000fea0003800000 */
+        /*0220*/                   BSYNC B0 ;                                               /* 0x0000000000007941 */
+"""
+        fns = objcheck.parse_sass(text)
+        self.assertEqual(fns[0].implicit, {"01c0"})
+        forbid = ["SHFL", "REDUX", "VOTE", "BAR.RED"]
+        self.assertIsNone(objcheck.forbidden_sass(fns, forbid))
+        ballot = objcheck.parse_sass(text.replace("VOTE.ANY R4, PT, PT ;", "VOTE.ANY R4, PT, P1 ;"))
+        self.assertEqual(objcheck.forbidden_sass(ballot, forbid)[2:], ("01c0", "VOTE.ANY"))
+        no_yield = objcheck.parse_sass(text.replace("YIELD ;", "NOP ;"))
+        self.assertEqual(objcheck.forbidden_sass(no_yield, forbid)[2:], ("01c0", "VOTE.ANY"))
+        # an active-mask vote of its own two instructions before the compiler's (k.cu's
+        # active_loop: `if (__ldcg(in + i) > 0) acc += __activemask();` on sm_75)
+        before = text.replace("        /*01b0*/", "        /*01a0*/               @P0 VOTE.ANY R0, PT, PT ;\n"
+                              "        /*01b0*/")
+        self.assertEqual(objcheck.forbidden_sass(objcheck.parse_sass(before), forbid)[2:], ("01a0", "VOTE.ANY"))
+        # the vote of one function and the YIELD of the next are not a pair
+        split = objcheck.parse_sass(text.replace("        /*01d0*/", "\t\tFunction : _Z1kv\n        /*01d0*/"))
+        self.assertEqual(objcheck.forbidden_sass(split, forbid)[2:], ("01c0", "VOTE.ANY"))
 
     def test_block_index_reads(self):
         # cuobjdump -sass (CUDA 13.0, sm_90) of `tile = blockIdx.x` and of
