@@ -273,12 +273,18 @@ _DENY = [
      r"cudaIpc\w+|cudaDeviceReset|"
      r"cudaSetDeviceFlags|cudaDeviceSetLimit|cudaProfilerSt\w+|cudaUserObject\w+"),
     # The runner's host-copy guard (tests/common/remote_runner.cu) counts the copies of the
-    # functions it wraps; these reach the data another way.
+    # functions it wraps; these reach the data another way. A pool on the host is refused where
+    # its handle comes from: cudaMemPoolCreate, cudaMemGetDefaultMemPool, cudaMemGetMemPool (a
+    # host or managed location), an imported pool, the driver API, a graph. The runtime's other
+    # handles are the device's own (cudaDeviceGetDefaultMemPool; cudaDeviceGetMemPool, whose pool
+    # cudaDeviceSetMemPool takes only "local to the device": CUDA 13's cuda_runtime_api.h), so
+    # cudaMallocFromPoolAsync, and cudaMallocAsync(ptr, size, pool, stream) that calls it, give
+    # device memory, counted by the runner as cudaMallocAsync's (docs/guides/grading.md).
     ("gives the host memory that kernels read and write directly (pinned, mapped or managed memory, "
      "a memory pool on the host), where the host could do the work",
      r"cudaMallocHost|cudaHostAlloc|cudaHostRegister|cudaHostGetDevicePointer|cudaMallocManaged|"
      r"__cudaRegisterManagedVar|cudaMemPoolCreate|cudaMemGetDefaultMemPool|cudaMemGetMemPool|"
-     r"cudaMemSetMemPool|cudaMallocFromPoolAsync|cudaMemPoolImport\w*|cudaLibraryGetManaged"),
+     r"cudaMemSetMemPool|cudaMemPoolImport\w*|cudaLibraryGetManaged"),
     ("copies data past the grader's count of copies to the host (through an array, a peer or "
      "batch copy, or a per-thread default stream variant)",
      r"cudaMemcpy(?!(?:2D|3D)?(?:Async)?$|(?:From|To)Symbol(?:Async)?$)\w*|(?:__)?cuda\w+_(?:ptds|ptsz)"),

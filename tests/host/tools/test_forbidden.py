@@ -893,7 +893,9 @@ class ObjectCheckTest(unittest.TestCase):
                  "cudaMallocManaged": "host memory", "__cudaRegisterManagedVar": "host memory",
                  "cudaHostAlloc": "host memory", "cudaMallocHost": "host memory",
                  "cudaHostRegister": "host memory", "cudaMemPoolCreate": "host memory",
-                 "cudaMallocFromPoolAsync": "host memory", "cudaMemGetDefaultMemPool": "host memory",
+                 "cudaMemGetDefaultMemPool": "host memory", "cudaMemGetMemPool": "host memory",
+                 "cudaMemSetMemPool": "host memory", "cudaMemPoolImportFromShareableHandle": "host memory",
+                 "cudaMemPoolImportPointer": "host memory", "cuMemPoolCreate": "not on the grader's list",
                  # copies that the runner's wrappers do not count
                  "cudaMemcpy_ptds": "past the grader's count", "cudaMemcpyAsync_ptsz": "past the grader's count",
                  "cudaMemcpy2DFromArray": "past the grader's count", "cudaMemcpyFromArrayAsync": "past the grader's count",
@@ -915,6 +917,9 @@ class ObjectCheckTest(unittest.TestCase):
             "cudaMemcpy", "cudaMemcpyAsync", "cudaMemcpy2D", "cudaMemcpy2DAsync", "cudaMemcpy3D",
             "cudaMemcpy3DAsync", "cudaMemcpyFromSymbol", "cudaMemcpyFromSymbolAsync", "cudaMemcpyToSymbol",
             "cudaMemcpyToSymbolAsync", "cudaMallocAsync", "cudaMallocPitch", "cudaDeviceGetDefaultMemPool",
+            # a pool's allocation: only a pool refused above can be on the host (1.8's scratch from
+            # the device's default pool, or cudaMallocAsync(&p, bytes, pool, stream), which calls it)
+            "cudaMallocFromPoolAsync",
             "cudaStreamIsCapturing", "cudaDeviceSynchronize", "__cudaRegisterVar"]))
 
     def test_host_algorithms_in_symbols(self):
