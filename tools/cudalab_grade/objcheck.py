@@ -263,15 +263,26 @@ _DENY = [
      r"std::basic_filebuf<.*|std::basic_[io]?fstream<.*|std::__basic_file<.*|std::filesystem::.*"),
     ("uses the network", r"socket|socketpair|connect|bind|listen|accept4?|send(to|msg)?|recv(from|msg)?|"
      r"getaddrinfo|gethostbyname2?|shutdown"),
-    ("starts threads", r"pthread_create|pthread_\w+|std::thread::.*|thrd_create|std::__once_call"),
+    ("starts threads", r"pthread_create|std::thread::.*|thrd_create"),
+    # std::mutex imports pthread_mutex_lock, std::call_once pthread_once and std::__once_call:
+    # they start no thread, and no exercise needs them.
+    ("uses thread synchronization (std::mutex, std::call_once, a condition variable, pthread_*), "
+     "which no exercise needs",
+     r"pthread_\w+|std::__once_call(able)?|__once_proxy|std::condition_variable.*|thrd_\w+|mtx_\w+|"
+     r"cnd_\w+|call_once"),
     # cudaDeviceRegisterAsyncNotification runs a host callback, as cudaLaunchHostFunc does.
     # cudaGetExportTable hands out the driver's internal tables of functions, its API under no
     # name: the driver's copies past the runner's wrappers, as cudaGetDriverEntryPoint would.
-    ("is a CUDA call an exercise must not make (host callbacks, driver entry points, IPC, device reset)",
+    ("is a CUDA call an exercise must not make (host callbacks, driver entry points, IPC, device reset, "
+     "the profiler, user objects)",
      r"cudaLaunchHostFunc|cudaStreamAddCallback|cudaDevice(Un)?RegisterAsyncNotification|"
      r"cudaGetDriverEntryPoint\w*|cudaGetExportTable|"
      r"cudaIpc\w+|cudaDeviceReset|"
-     r"cudaSetDeviceFlags|cudaDeviceSetLimit|cudaProfilerSt\w+|cudaUserObject\w+"),
+     r"cudaProfilerSt\w+|cudaUserObject\w+"),
+    ("changes a setting of the device for the whole process (cudaDeviceSetLimit: the device stack "
+     "size, the printf FIFO, the device heap; cudaSetDeviceFlags), which the grader's runner and "
+     "the tests' later calls share",
+     r"cudaSetDeviceFlags|cudaDeviceSetLimit"),
     # The runner's host-copy guard (tests/common/remote_runner.cu) counts the copies of the
     # functions it wraps; these reach the data another way. A pool on the host is refused where
     # its handle comes from: cudaMemPoolCreate, cudaMemGetDefaultMemPool, cudaMemGetMemPool (a

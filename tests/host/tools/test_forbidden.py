@@ -884,7 +884,11 @@ class ObjectCheckTest(unittest.TestCase):
                  "kill": "starts", "ptrace": "starts", "dlopen": "loads code", "getenv": "environment",
                  "setenv": "environment", "fopen": "files", "open64": "files", "unlink": "files",
                  "std::basic_ofstream<char, std::char_traits<char> >::basic_ofstream()": "files",
-                 "socket": "network", "pthread_create": "threads",
+                 "socket": "network", "pthread_create": "starts threads",
+                 # a mutex or std::call_once starts no thread (notes/false-positives-ch4-ch7.md, 7)
+                 "pthread_mutex_lock": "thread synchronization", "pthread_once": "thread synchronization",
+                 "std::__once_call": "thread synchronization", "__once_proxy": "thread synchronization",
+                 "cudaDeviceSetLimit": "device stack size", "cudaSetDeviceFlags": "for the whole process",
                  "cudaLaunchHostFunc": "CUDA call", "cudaGetDriverEntryPoint": "CUDA call",
                  "cudaGetExportTable": "CUDA call",
                  "cudaDeviceRegisterAsyncNotification": "CUDA call",
