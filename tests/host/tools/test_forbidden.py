@@ -521,6 +521,25 @@ class ContractTest(unittest.TestCase):
             with self.subTest(exercise=ex.id):
                 self.assertEqual(source.contract(ex, REPO).allow_asm, uses_asm)
 
+    def test_the_guides_name_the_exercises_that_allow_asm(self):
+        # grading.md, instructors.md and contributing.md list them in a parenthesis after
+        # `allow_asm`: the same ids as the manifests (they said 5.4 too, whose solution has no asm:
+        # notes/false-positives-ch4-ch7.md)
+        allowed = {ex.id for ex in EXERCISES.values() if source.contract(ex, REPO).allow_asm}
+        self.assertTrue(allowed)
+        for guide in ("grading.md", "instructors.md", "contributing.md"):
+            text = (REPO / "docs" / "guides" / guide).read_text()
+            lists = []
+            for m in re.finditer(r"`allow_asm`", text):   # the first parenthesis with ids after it
+                groups = re.findall(r"\(([^()]*)\)", text[m.end():m.end() + 200])
+                ids = next((set(found) for g in groups if (found := re.findall(r"\b\d+\.\d+\b", g))), None)
+                if ids:
+                    lists.append(ids)
+            with self.subTest(guide=guide):
+                self.assertTrue(lists, f"{guide} names no exercise after `allow_asm`")
+                for ids in lists:
+                    self.assertEqual(ids, allowed)
+
     def test_chapter_defaults_and_exercise_keys(self):
         c = source.contract(EXERCISES["1.2"], REPO)
         self.assertTrue(c.require_kernel)
