@@ -874,8 +874,9 @@ def run_small_gpu_pass(ex: Exercise, opts: Options, res: Result) -> bool:
     rerun = (f"rerun: {_seed_prefix(opts)}CUDALAB_DEVICE_PROFILE={profile} CUDALAB_MAX_N={max_n} "
              f"{opts.shown(exe)} --gtest_filter='{ex.test_filter}'")
     why = ("the tests passed on this GPU; with the limits of a smaller one (shared memory per "
-           "block, threads, SMs) they do not: size launches from cudalab::device_limits(), never "
-           "from one GPU's numbers")
+           "block, threads, SMs) they do not: size launches from cudalab::device_limits() (or "
+           "cudaDeviceGetAttribute, cudaGetDeviceProperties, the occupancy API: under the profile "
+           "they answer as that GPU), never from one GPU's numbers")
     failed: list[tuple[str, str]] = list(rep.failed) if rep is not None else []
     if rep is not None and not failed and p.returncode == 0 and not p.timed_out:
         res.reason += f"; passes {where}"

@@ -303,11 +303,21 @@ inline void check_launch_fits(const DeviceLimits& limits, const char* what, unsi
                                 ? std::string(" under CUDALAB_DEVICE_PROFILE=") + limits.profile
                                 : std::string(" on this device");
   if (static_shared + dynamic_shared > limits.shared_per_block_optin) {
+    // Where the kernel has static __shared__ memory, that is what the tile's sizing missed
+    // (1.12's given launcher gives the whole limit to its dynamic bins). Under a profile the
+    // device's attributes answer as the profile, as device_limits() does.
+    const std::string limit = "cudaDeviceGetAttribute(cudaDevAttrMaxSharedMemoryPerBlockOptin) or "
+                              "cudalab::device_limits().shared_per_block_optin";
+    const std::string hint =
+        static_shared > 0 && dynamic_shared > 0
+            ? ": the kernel's static __shared__ memory counts against the same limit as its dynamic "
+              "shared memory, so size the dynamic part from the limit less the static bytes "
+              "(cudaFuncGetAttributes: sharedSizeBytes); the limit is " + limit
+            : ": size the tile from the limit, " + limit;
     throw DeviceLimitError(std::string(what) + " asks for " + std::to_string(static_shared + dynamic_shared) +
                            " bytes of shared memory per block (" + std::to_string(static_shared) + " static + " +
                            std::to_string(dynamic_shared) + " dynamic); at most " +
-                           std::to_string(limits.shared_per_block_optin) + " are allowed" + where +
-                           ": size the tile from cudalab::device_limits()");
+                           std::to_string(limits.shared_per_block_optin) + " are allowed" + where + hint);
   }
   if (threads > static_cast<unsigned long long>(limits.max_threads_per_block)) {
     throw DeviceLimitError(std::string(what) + " asks for " + std::to_string(threads) +
