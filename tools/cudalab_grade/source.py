@@ -113,6 +113,12 @@ class Contract:
     # the namespaces of the exercises it uses (the manifest's uses: "cudalab::kdtree::"): their
     # functions are imports the object may have, defined by the objects linked beside it
     given_namespaces: tuple[str, ...] = ()
+    # (course-relative header, sentence): headers of the course the exercise may not include,
+    # directly or through another header (the manifest's forbid_include table, its paths relative
+    # to the chapter's folder): given code that holds the exercise's own solution (chapter 5's
+    # warp_heap.cuh gives 5.4 the heap of 5.1 to 5.3), which no name check can follow (a call
+    # `device::replace_smallest` inside `namespace cudalab::heap` names no qualified namespace)
+    forbid_include: tuple[tuple[str, str], ...] = ()
 
     def why(self, entry: str) -> str:
         """The sentence that says why an entry (a forbid name, one of its EQUIVALENTS, or a
@@ -219,13 +225,16 @@ def contract(ex, root: Path) -> Contract:
             given.append(ns)
     reasons = get("forbid_reasons", {})
     reasons = tuple((str(k), str(v)) for k, v in reasons.items()) if isinstance(reasons, dict) else ()
+    headers = get("forbid_include", {})
+    headers = tuple((f"chapters/{ex.chapter_dir}/{k}", str(v)) for k, v in headers.items()) \
+        if isinstance(headers, dict) else ()
     return Contract(forbid=with_equivalents(ex.forbid), forbid_why=str(get("forbid_why", "")),
                     forbid_reasons=reasons,
                     forbid_sass=tuple(get("forbid_sass", ())), forbid_host=with_equivalents(host),
                     allow_asm=bool(get("allow_asm", False)),
                     require_kernel=bool(get("require_kernel", False)),
                     warp_mask=str(get("warp_mask", "")), warp_mask_why=str(get("warp_mask_why", "")),
-                    given_namespaces=tuple(given))
+                    given_namespaces=tuple(given), forbid_include=headers)
 
 
 def given_import(name: str, namespaces: tuple[str, ...]) -> bool:
@@ -300,6 +309,20 @@ def analyze_tokens(ex, c: Contract, pre, src: Path, shown: str) -> list[Finding]
                                [f"{shown}:{inc.line}: #include of {inc.path}: only "
                                 "chapters/*/include/, the CUDA toolkit's headers and the C and C++ "
                                 "standard headers may be included"]))
+        for header, why in c.forbid_include:
+            tail = Path(header).parts
+            direct = {inc.path: inc for inc in ps.includes}
+            for _, path in ps.entered:
+                if path.parts[-len(tail):] != tail:
+                    continue
+                inc = direct.get(path)
+                name = header.split("/include/", 1)[-1]
+                where = f"line {inc.line}" if inc else "through another header"
+                add(1, Finding("include", name, inc.line if inc else None,
+                               f"includes `{name}` ({where}), which {ex.id} may not include: {why}",
+                               [f"{shown}: #include of {path}: its given code is this exercise's "
+                                "own work; write it in your file"]))
+                break
         for d in ps.defines:
             if d.name in tc.FEATURE_MACROS:
                 continue

@@ -368,6 +368,37 @@ void bounding_box(const float3* points, std::size_t n, Box* box, std::uint64_t* 
 }  // namespace cudalab::kdtree
 """
 
+
+def given_heap(exid: str, file: str, todo: str, end: str, call: str, include: str = '"cudalab/warp_heap.cuh"') -> str:
+    """Chapter 5's starter `file` whose TODO (from `todo` to `end`) is `call` into the given heap
+    of cudalab/warp_heap.cuh, the course's reference solution of 5.1 to 5.3 (given to 5.4): the
+    call `device::...` inside `namespace cudalab::heap` names no qualified namespace."""
+    text = (REPO / "starter" / "05-warp-heap" / file).read_text()
+    text = text.replace('#include "cudalab/warp.cuh"\n', f'#include "cudalab/warp.cuh"\n#include {include}\n', 1)
+    a = text.index(todo)
+    b = text.index(end, a) + len(end)
+    return text[:a] + call + text[b:]
+
+
+ATTACKS.update({
+    "5.1's replace_smallest from the given heap of warp_heap.cuh": (
+        "5.1", given_heap("5.1", "replace_smallest.cu", "  // TODO(5.1)", "  return x;\n",
+                          "  return device::replace_smallest(mine, x);\n"),
+        "include", "includes `cudalab/warp_heap.cuh` (line 7), which 5.1 may not include: its given code is "
+                   "the course's reference heap"),
+    "5.2's min_child from the given heap, included with <>": (
+        "5.2", given_heap("5.2", "min_child.cu", "  // TODO(5.2)", "  return -1;\n",
+                          "  return device::min_child(top_keys, top_values, parent, node_count);\n",
+                          "<cudalab/warp_heap.cuh>"),
+        "include", "which 5.2 may not include"),
+    "5.3's WarpHeap from the given heap": (
+        "5.3", given_heap("5.3", "warp_heap.cu", "  WarpHeap heap{", "  WarpHeap heap{",
+                          "  device::WarpHeap heap{").replace(
+            "const Entry top = heap.top();",
+            "const Entry top = heap.empty() ? Entry{kEmptyKey, kEmptyValue} : Entry{heap.top_keys[0], heap.top_values[0]};"),
+        "include", "which 5.3 may not include"),
+})
+
 # Valid files that mention what is forbidden, or look like an attack and are not.
 CONTROLS = {
     "comments and strings": (
@@ -493,7 +524,7 @@ class ContractTest(unittest.TestCase):
 
     def test_keys_and_types(self):
         kinds = {"forbid": list, "forbid_why": str, "forbid_reasons": dict, "forbid_sass": list,
-                 "forbid_host": list,
+                 "forbid_host": list, "forbid_include": dict,
                  "allow_asm": bool, "require_kernel": bool, "warp_mask": str, "warp_mask_why": str}
         for chapter, data in self.data.items():
             tables = [("contract", data.get("contract", {}))] + [(e["id"], e) for e in data["exercise"]]
@@ -513,6 +544,18 @@ class ContractTest(unittest.TestCase):
         for ex in EXERCISES.values():
             with self.subTest(exercise=ex.id):
                 self.assertTrue(source.contract(ex, REPO).forbid_why)
+
+    def test_forbidden_headers_exist_and_say_why(self):
+        """forbid_include names real course headers; 5.1 to 5.3 may not include the given heap."""
+        for ex in EXERCISES.values():
+            for header, why in source.contract(ex, REPO).forbid_include:
+                with self.subTest(exercise=ex.id, header=header):
+                    self.assertTrue((REPO / header).is_file())
+                    self.assertTrue(why)
+        for exid in ("5.1", "5.2", "5.3"):
+            self.assertIn("chapters/05-warp-heap/include/cudalab/warp_heap.cuh",
+                          dict(source.contract(EXERCISES[exid], REPO).forbid_include))
+        self.assertEqual(source.contract(EXERCISES["5.4"], REPO).forbid_include, ())
 
     def test_asm_allowed_exactly_where_a_solution_uses_it(self):
         for ex in EXERCISES.values():

@@ -70,7 +70,7 @@ class SuiteTest(unittest.TestCase):
                        "spy-students-hidden", "persist-shared-build", "daemon-gradebook", "kill-grader",
                        "fork-bomb", "fill-tmp", "memory-outside-group", "network-localhost",
                        "fapi-token-paste", "fapi-inline-ptx", "fapi-attribute-shared", "fapi-namespace-alias-cg",
-                       "fapi-define-c-cub", "host-compute-memcpy", "cached-answer", "archive-pax-huge",
+                       "fapi-define-c-cub", "include-given-heap", "host-compute-memcpy", "cached-answer", "archive-pax-huge",
                        "archive-gnu-longname", "archive-gzip-bomb", "archive-zip-traversal", "archive-tar-symlink",
                        "name-csv-equals", "name-markdown-id", "merge-forged-results",
                        # host memory and copies the host-copy guard does not count, device code it
