@@ -372,6 +372,15 @@ def analyze_tokens(ex, c: Contract, pre, src: Path, shown: str) -> list[Finding]
         for u in all_uses:
             if u.chain == ["__global__"]:
                 kernels = True
+            reopened = _reopened_namespace(c, u)
+            if reopened is not None:
+                add(3, Finding("name", reopened, u.line,
+                               f"reopens the namespace `{u.chain[0]}` (line {u.line}), where {ex.id} forbids "
+                               f"'{reopened}': code written inside a library's namespace reaches its "
+                               "names unqualified, past the grader's check",
+                               [f"{shown}:{u.line}: `{u.spelled} {{`: write your code in your own "
+                                "namespace (cudalab::...) and call the library by its full name"]))
+                continue
             own = u.how.startswith("using") and u.chain[-1] in declared   # the file's own name
             named = False
             for entry in c.forbid:
@@ -414,6 +423,19 @@ def analyze_tokens(ex, c: Contract, pre, src: Path, shown: str) -> list[Finding]
             seen.add(key)
             out.append(f)
     return out
+
+
+def _reopened_namespace(c: Contract, u) -> str | None:
+    """The forbid entry whose library namespace the use defines (`namespace cooperative_groups {`
+    in 1.3, where 'cooperative_groups::reduce' is forbidden), or None. Inside such a block a call
+    `details::coalesced_reduce(...)` is the library's, though no name the check reads says so
+    (the red team's cg-namespace attack); no exercise needs to add to a library's namespace."""
+    if not (u.namespace and u.spelled.startswith("namespace ") and u.chain):
+        return None
+    first = u.chain[0]
+    if first in ("cudalab", "std"):   # the course's own namespace; std's host names are forbid_host's
+        return None
+    return next((e for e in c.forbid if "::" in e and e.split("::", 1)[0] == first), None)
 
 
 # Where the lesson teaches the mask of a partial warp.

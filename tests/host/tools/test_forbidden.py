@@ -293,6 +293,15 @@ void sum_atomic(const int* in, std::size_t n, long long* out, cudaStream_t strea
         "1.1", "#include <cub/device/device_reduce.cuh>\n" + HEAD_11
         + '#define M # 1 "/usr/include/stdio.h" 1 3 4\nM\n#define C cub\n__global__ void k() {}\n' + CUB_11,
         "name", "uses forbidden API 'cub::' (line 14: `cub::DeviceReduce::Sum` via the macro C defined at line 7)"),
+    "a helper written inside a reopened namespace cooperative_groups in 1.3": (
+        "1.3", warp("1.3", "  v = cooperative_groups::cudalab_warp_total(cooperative_groups::tiled_partition<32>("
+                           "cooperative_groups::this_thread_block()), v);",
+                    "#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>\n"
+                    "namespace cooperative_groups {\ntemplate <class G, class A>\n__device__ A "
+                    "cudalab_warp_total(const G& g, A v) { return details::coalesced_reduce(g, v, plus<A>()); }\n"
+                    "}  // namespace cooperative_groups"),
+        "name", "reopens the namespace `cooperative_groups` (line 6), where 1.3 forbids "
+                "'cooperative_groups::reduce'"),
     "cg::details::coalesced_reduce in 1.3": (
         "1.3", warp("1.3", "  v = cooperative_groups::details::coalesced_reduce(cooperative_groups::tiled_partition<32>("
                            "cooperative_groups::this_thread_block()), v, cooperative_groups::plus<Acc>());",

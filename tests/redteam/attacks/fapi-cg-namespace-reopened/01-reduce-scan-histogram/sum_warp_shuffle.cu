@@ -1,0 +1,75 @@
+// RED TEAM: 1.3 forbids the library reductions (cooperative_groups::reduce among
+// RED TEAM: them): each warp's sum is cooperative_groups::details::coalesced_reduce,
+// RED TEAM: the internal function that cg::reduce calls, under a name the contract does
+// RED TEAM: not give, so the library writes the shuffles. A correct sum.
+// Exercise 1.3: warp-shuffle reduction, one atomic per warp.
+// Lesson: chapters/01-reduce-scan-histogram/README.md, "1.3".
+// Grade:  tools/grade 1.3      Hints: tools/grade --hint 1.3
+#include "cudalab/atomics.cuh"
+#include "cudalab/error.cuh"
+#include "cudalab/reduce.cuh"
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+
+namespace cooperative_groups {
+template <class G, class A>
+__device__ A cudalab_warp_total(const G& g, A v) { return details::coalesced_reduce(g, v, plus<A>()); }
+}  // namespace cooperative_groups
+namespace cudalab::reduce {
+namespace {
+template <class T, class Acc>
+__global__ void __launch_bounds__(256) cudalab_redteam_details_sum(const T* __restrict__ in, std::size_t n, Acc* out) {
+  namespace cg = cooperative_groups;
+  const auto tile = cg::tiled_partition<32>(cg::this_thread_block());
+  const std::size_t i = blockIdx.x * std::size_t{256} + threadIdx.x;
+  const Acc v = cg::cudalab_warp_total(tile, i < n ? static_cast<Acc>(in[i]) : Acc{0});
+  if (tile.thread_rank() == 0) atomic_add(out, v);  // the warp's sum
+}
+template <class T, class Acc>
+void cudalab_redteam_sum(const T* in, std::size_t n, Acc* out, cudaStream_t stream) {
+  CUDALAB_CHECK(cudaMemsetAsync(out, 0, sizeof(Acc), stream));
+  if (n == 0) return;
+  cudalab_redteam_details_sum<<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(in, n, out);
+  CUDALAB_CHECK_LAUNCH();
+}
+}  // namespace
+}  // namespace cudalab::reduce
+
+namespace cudalab::reduce {
+namespace {
+
+constexpr int kBlock = 256;
+constexpr unsigned kFullMask = 0xffffffffu;
+
+// Thread i loads in[i] (0 past the end); each warp sums its 32 values in
+// registers and its lane 0 adds the warp's sum to *out.
+template <class T, class Acc>
+__global__ void sum_warp_shuffle_kernel(const T* __restrict__ in, std::size_t n, Acc* out) {
+  // TODO(1.3): load v = in[i] (0 when i >= n), then for offset = 16, 8, 4,
+  // 2, 1 add __shfl_down_sync(0xffffffff, v, offset) to v; lane 0 of each
+  // warp (threadIdx.x % 32 == 0) adds v to *out with cudalab::atomic_add.
+  // Every lane must reach every shuffle: do not return early.
+}
+
+template <class T, class Acc>
+void launch(const T* in, std::size_t n, Acc* out, cudaStream_t stream) {
+  CUDALAB_CHECK(cudaMemsetAsync(out, 0, sizeof(Acc), stream));  // the identity, also for n = 0
+  if (n == 0) return;
+  const auto blocks = static_cast<unsigned>((n + kBlock - 1) / kBlock);
+  sum_warp_shuffle_kernel<<<blocks, kBlock, 0, stream>>>(in, n, out);
+  CUDALAB_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void sum_warp_shuffle(const int* in, std::size_t n, long long* out, cudaStream_t stream) {
+  detail::check_sum_arguments("sum_warp_shuffle", in, n, out);
+  cudalab_redteam_sum(in, n, out, stream);
+}
+
+void sum_warp_shuffle(const float* in, std::size_t n, float* out, cudaStream_t stream) {
+  detail::check_sum_arguments("sum_warp_shuffle", in, n, out);
+  cudalab_redteam_sum(in, n, out, stream);
+}
+
+}  // namespace cudalab::reduce
