@@ -723,9 +723,11 @@ def _run_program(ex: Exercise, opts: Options, res: Result, target: str,
 @dataclass
 class _SanitizerRun:
     """One compute-sanitizer program of a check: its process (the runner's report before its
-    output) and its GoogleTest shard."""
+    output) and its GoogleTest shard; for a program that ran out of time, the first error the
+    sanitizer had reported in the runner's log by then (sanitizer_finding), or None."""
     p: proc.Proc
     shard: int = 0
+    finding: str | None = None
 
 
 def _sanitizer_bounds(ex: Exercise, opts: Options, quick: bool, tool: str) -> tuple[str, str, float]:
@@ -773,8 +775,10 @@ def _sanitizer_program(ex: Exercise, opts: Options, tool: str, quick: bool,
             p = opts.run(cmd, env, limit)
         trace.gtest_times(report)
         found = gtest.read_tail(log, limit=64 << 10, lines=400)
+        # the whole log: what the runner printed after an error must not push it out of sight
+        finding = log_finding(log) if p.timed_out else None
     p.output = found + "\n" + p.output
-    return _SanitizerRun(p, shard)
+    return _SanitizerRun(p, shard, finding)
 
 
 def _sanitizer_verdict(ex: Exercise, opts: Options, res: Result, tool: str, quick: bool,
@@ -784,7 +788,10 @@ def _sanitizer_verdict(ex: Exercise, opts: Options, res: Result, tool: str, quic
     counted."""
     max_n, test_filter, limit = _sanitizer_bounds(ex, opts, quick, tool)
     exe = opts.checker(ex.test_target(opts.implementation))
-    bad = [r for r in runs if r.p.returncode != 0 and not (quick and r.p.timed_out)]
+    # A quick program that ran out of time is not counted, unless the sanitizer had already
+    # reported an error in it: that error is real whatever came after (a runner that lingers
+    # at its exit, or calls made slow on purpose, must not hide it).
+    bad = [r for r in runs if r.p.returncode != 0 and not (quick and r.p.timed_out and r.finding is None)]
     if not bad:
         if any(r.p.timed_out for r in runs):
             res.reason += f"; {tool}: not finished in {limit:g} s (not counted)"
@@ -794,7 +801,10 @@ def _sanitizer_verdict(ex: Exercise, opts: Options, res: Result, tool: str, quic
         res.reason += f"; {tool} clean" + (f" (n <= {max_n}{skipped})" if quick else "")
         return True
     r = bad[0]
-    first = "timed out after %g s" % limit if r.p.timed_out else _sanitizer_error(r.p)
+    first = _sanitizer_error(r.p)
+    if r.p.timed_out:
+        first = (f"{r.finding} (reported before the run was stopped after {limit:g} s)" if r.finding
+                 else "timed out after %g s" % limit)
     res.status, res.correctness_points = SANITIZER, 0.0
     res.reason = f"compute-sanitizer {tool}: {first}"
     res.details = [gtest.tail(r.p.output, 25),
@@ -900,6 +910,52 @@ def run_small_gpu_pass(ex: Exercise, opts: Options, res: Result) -> bool:
         res.details.append("your code printed (last lines):\n" + run.printed)
     res.details.append(rerun)
     return False
+
+
+SANITIZER_MARK = "========= "
+
+
+def sanitizer_finding(text: str) -> str | None:
+    """The first error compute-sanitizer reports in `text` ('Invalid __global__ read of size 4
+    bytes', 'Race reported between ...'), or None; its banner, summaries (ERROR SUMMARY,
+    RACECHECK SUMMARY), warnings and indented detail lines are no error. A line is read from
+    its mark on, wherever it stands: the runner's output shares the log, and text it printed
+    without a newline would otherwise hide the sanitizer's line behind it."""
+    for line in text.splitlines():
+        at = line.find(SANITIZER_MARK)
+        while at >= 0:
+            rest = line[at + len(SANITIZER_MARK):]
+            said = rest.strip()
+            if said and not rest.startswith(" ") and not said.startswith(("COMPUTE-SANITIZER", "Warning")) \
+                    and "SUMMARY:" not in said:
+                return said
+            at = line.find(SANITIZER_MARK, at + 1)
+    return None
+
+
+def log_finding(path: Path, limit: int = proc.MAX_FILE, chunk: int = 1 << 20) -> str | None:
+    """sanitizer_finding over a whole runner log, its first `limit` bytes (the runner writes
+    no file past proc.MAX_FILE), read `chunk` bytes at a time; None when unreadable."""
+    mark = SANITIZER_MARK.encode()
+    try:
+        with path.open("rb") as f:
+            rest, read = b"", 0
+            while read < limit:
+                data = f.read(min(chunk, limit - read))
+                if not data:
+                    break
+                read += len(data)
+                lines = (rest + data).split(b"\n")
+                rest = lines.pop()
+                if len(rest) > 8192:  # a line without end: its middle cannot hold a whole mark
+                    rest = rest[:4096] + rest[-4096:]
+                marked = [ln for ln in lines if mark in ln]
+                found = sanitizer_finding("\n".join(ln.decode(errors="replace") for ln in marked))
+                if found is not None:
+                    return found
+            return sanitizer_finding(rest.decode(errors="replace"))
+    except OSError:
+        return None
 
 
 def _sanitizer_error(p: proc.Proc) -> str:

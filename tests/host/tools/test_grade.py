@@ -1046,6 +1046,49 @@ class PerfAndSanitizerTest(GradeTestCase):
                             if r["prefix"] and json.loads(r["prefix"])[2] == "racecheck")
             self.assertEqual(shards, [("0", "3"), ("1", "3"), ("2", "3")])
 
+    def test_quick_pass_out_of_time_still_counts_an_error_already_reported(self):
+        # A quick program that runs out of time is not counted, but an error the sanitizer had
+        # reported by then is: a runner that lingers at its exit (a static destructor that
+        # spins: red-team sanitizer-timeout-hides-finding), or calls slowed on purpose, must
+        # not hide it. The error is found anywhere in the runner's log, even behind output the
+        # runner printed without a newline and followed by more than the tail the report shows.
+        self.tree.passing("alpha")
+        for says, expected in (("========= Invalid __global__ read of size 4 bytes", "sanitizer"),
+                               ("========= ERROR SUMMARY: 0 errors", "passed")):
+            _write_exe(self.tree.tools / "compute-sanitizer", f"""
+                import subprocess, sys, time
+                tool = sys.argv[2]
+                print("========= COMPUTE-SANITIZER", flush=True)
+                subprocess.call(sys.argv[7:])
+                if tool == "memcheck":
+                    sys.stdout.write("the runner's text without a newline")
+                    print({says!r}, flush=True)
+                    for i in range(5000):  # 200 KiB after it: past the 64 KiB tail
+                        print("x" * 39)
+                    sys.stdout.flush()
+                    time.sleep(60)  # lingers: the pass stops it
+                print("========= ERROR SUMMARY: 0 errors")
+            """)
+            with mock.patch.object(grading, "QUICK_LIMIT", 2.0):
+                _, data, _ = self.tree.grade_json("--no-build", "1.1")
+            alpha = self.exercise(data, "1.1")
+            self.assertEqual(alpha["status"], expected, alpha["reason"])
+            if expected == "sanitizer":
+                self.assertEqual(alpha["correctness_points"], 0)
+                self.assertEqual(alpha["reason"], "compute-sanitizer memcheck: Invalid __global__ read of size 4 "
+                                                  "bytes (reported before the run was stopped after 2 s)")
+            else:
+                self.assertIn("memcheck: not finished in 2 s (not counted)", alpha["reason"])
+
+    def test_sanitizer_finding_reads_past_banner_summaries_and_warnings(self):
+        self.assertIsNone(grading.sanitizer_finding(
+            "========= COMPUTE-SANITIZER\n=========     at k+0x10\n"
+            "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"
+            "========= Warning: (Warp Level Programming) Potential RAW hazard\n"
+            "========= ERROR SUMMARY: 0 errors\nplain text\n"))
+        self.assertEqual(grading.sanitizer_finding("abc========= Race reported between Write access\n"),
+                         "Race reported between Write access")
+
     def quick_sanitizer_table(self, body: str):
         """Gives exercise 1.1 (alpha) an [exercise.quick_sanitizer] table with `body`."""
         path = self.tree.root / "chapters" / "01-demo" / "exercises.toml"
