@@ -550,6 +550,24 @@ class CheckerRunnerTest(GradeTestCase):
         _, data, _ = self.tree.grade_json("--no-build", "1.1")
         self.assertEqual(self.exercise(data, "1.1")["status"], "no_gpu")
 
+    def test_runner_exception_saying_no_device_is_a_failure_where_the_checker_found_one(self):
+        # The runner's exception message reaches the checker's failure as it is (remote_checker.cu
+        # rethrows its what()); one that says "no CUDA device" in every failing call made the
+        # exercise "not graded: no CUDA device" (red-team verdict-no-device-message), though
+        # the test program had said it found a GPU
+        said = "the exercise's code: no CUDA device"
+        fake_test(self.tree.bin / "alpha_test_starter",
+                  gtest_json([("Alpha", "T0", "COMPLETED", [said]), ("Alpha", "T1", "COMPLETED", [said])]),
+                  stdout="cudalab: device 0 of 1: NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)\n"
+                         f"[ RUN      ] Alpha.T0\nfailure: {said}\n[  FAILED  ] Alpha.T0 (1 ms)\n"
+                         f"[ RUN      ] Alpha.T1\nfailure: {said}\n[  FAILED  ] Alpha.T1 (1 ms)\n",
+                  exit_code=1)
+        code, data, _ = self.tree.grade_json("--no-build", "1.1")
+        self.assertEqual(code, 0)
+        alpha = self.exercise(data, "1.1")
+        self.assertEqual(alpha["status"], "failed", alpha["reason"])
+        self.assertIn("2 of 2 tests failed", alpha["reason"])
+
     def test_runner_log_is_shown_and_never_decides(self):
         said = "".join(f"debug {i}\n" for i in range(30)) + (
             "cudalab: no CUDA device; GPU tests are skipped\n[  SKIPPED ] Alpha.T1\n"
