@@ -551,7 +551,8 @@ def _internal_entry(c: Contract, u) -> tuple[str, bool] | None:
     if len(chain) < 2 or tc.internal_part(u.chain) is None:
         return None
     for entry, is_forbid in [(e, True) for e in c.forbid] + [(e, False) for e in c.forbid_host]:
-        if "::" in entry and entry.split("::")[0] == chain[0]:
+        first = entry.split("::")[0]
+        if "::" in entry and first == (tc.std_chain(chain) if first == "std" else chain)[0]:
             return entry, is_forbid
     return None
 
@@ -568,15 +569,31 @@ def _internal_finding(ex, c: Contract, entry: str, u, shown: str) -> Finding:
                     f"do under other names (forbidden: {', '.join(c.forbid + c.forbid_host)})"])
 
 
+def _libcudacxx_detail(entry: str, u, detail: str) -> str:
+    """The detail of a finding of a std entry reached by libcu++'s cuda::std name, which says so."""
+    from . import tokencheck as tc
+    if not (entry.startswith("std::") and tc.libcudacxx(u.chain)):
+        return detail
+    qualified = "::".join(tc.public_chain(u.chain))
+    return (detail + ", " if detail else f"`{qualified}`, ") + f"libcu++'s {entry} (in device code too)"
+
+
 def _name_finding(ex, c: Contract, entry: str, u, raw, pre, shown: str) -> Finding:
-    detail = _explain(u, raw, pre)
+    detail = _libcudacxx_detail(entry, u, _explain(u, raw, pre))
     return Finding("name", "::".join(u.chain), u.line, _forbidden_message(ex, c, entry, u.line, detail),
                    [f"{shown}:{u.line}: '{entry}' is not allowed in this exercise"
                     + (f" ({detail})" if detail else "") + f" (forbidden: {', '.join(c.forbid)})"])
 
 
 def _host_finding(ex, c: Contract, entry: str, u, raw, pre, shown: str) -> Finding:
-    detail = _explain(u, raw, pre)
+    from . import tokencheck as tc
+    detail = _libcudacxx_detail(entry, u, _explain(u, raw, pre))
+    if entry.startswith("std::") and tc.libcudacxx(u.chain):
+        return Finding("host", entry, u.line,
+                       f"uses the library algorithm `{entry}` (line {u.line}: {detail}), which would do "
+                       f"{ex.id}'s work for you, on the host or in a kernel",
+                       [f"{shown}:{u.line}: the standard algorithms that do the exercise's work are forbidden, "
+                        f"libcu++'s cuda::std ones too (forbid_host: {', '.join(c.forbid_host)})"])
     return Finding("host", entry, u.line,
                    f"computes on the host: `{entry}` (line {u.line}{': ' + detail if detail else ''}) "
                    f"would do {ex.id}'s work on the CPU",

@@ -111,6 +111,24 @@ BODY
 """
 
 
+# A 2.4 (merge_runs_per_thread) kernel whose thread merges its pair of runs with MERGE.
+MERGE_24 = """#include <cuda/std/__algorithm/merge.h>
+#include <cuda/std/utility>
+#include "cudalab/error.cuh"
+#include "cudalab/sort.cuh"
+namespace cudalab::sort {
+__global__ void k(const int* in, std::size_t n, int* out, std::size_t run) {
+  const std::size_t p0 = 2 * run * threadIdx.x, a = p0 + run < n ? p0 + run : n, b = a + run < n ? a + run : n;
+  const int *ka = in, *kb = in; int* ko = out + p0;
+  if (p0 < n) MERGE(ka + p0, ka + a, kb + a, kb + b, ko);
+}
+void merge_runs_per_thread(const int* in, std::size_t n, int* out, std::size_t run, cudaStream_t s) {
+  k<<<1, 1024, 0, s>>>(in, n, out, run);
+}
+}  // namespace cudalab::sort
+"""
+
+
 def sort21(body: str, pre: str = "") -> str:
     return SORT_21.replace("PRE", pre).replace("BODY", body)
 
@@ -355,6 +373,22 @@ void sum_atomic(const int* in, std::size_t n, long long* out, cudaStream_t strea
     "std::__insertion_sort, an internal of std::sort": (
         "2.1", sort21("  std::__insertion_sort(v.begin(), v.end(), __gnu_cxx::__ops::__iter_less_iter());"),
         "name", "`std::__insertion_sort`, an internal of the library (`__insertion_sort`)"),
+    # libcu++'s algorithms run in device code: one thread's cuda::std::merge is 2.4's merge
+    "cuda::std::merge in a kernel of 2.4": (
+        "2.4", MERGE_24.replace("MERGE", "cuda::std::merge"),
+        "name", "uses forbidden API 'std::merge' (line 9: `cuda::std::merge`, libcu++'s std::merge"),
+    "libcu++'s internal cuda::std::__merge in a kernel of 2.4": (
+        "2.4", MERGE_24.replace("MERGE", "_CUDA_VSTD::__merge<Less&>").replace("kb + b, ko)", "kb + b, ko, less)")
+        .replace("__global__", "struct Less { __device__ bool operator()(int x, int y) const { return x < y; } };\n"
+                 "__global__").replace("  const int *ka", "  Less less;\n  const int *ka"),
+        "name", "`cuda::std::__merge`, an internal of the library (`__merge`), where 'std::merge'"),
+    "cuda::std::make_heap in a kernel of 5.4 (a forbid_host name)": (
+        "5.4", "#include <cuda/std/__algorithm/make_heap.h>\n#include <cuda/std/__algorithm/sort_heap.h>\n"
+        "#include <cuda/std/utility>\n#include \"cudalab/heap.cuh\"\n"
+        "__global__ void k(float* d, int n) { cuda::std::make_heap(d, d + n); cuda::std::sort_heap(d, d + n); }\n"
+        "void f(float* d, int n, cudaStream_t s) { k<<<1, 1, 0, s>>>(d, n); }\n",
+        "host", "uses the library algorithm `std::make_heap` (line 5: `cuda::std::make_heap`, libcu++'s "
+                "std::make_heap (in device code too)), which would do 5.4's work for you"),
 }
 
 # A 7.1 (bounding_box) file whose warp reduction is cooperative groups' reduce, its names taken by
@@ -1261,6 +1295,10 @@ class ParseOutputTest(unittest.TestCase):
         self.assertFalse(tokencheck.matches("cub::Device", use(["cub", "BlockScan"])))
         self.assertTrue(tokencheck.matches("__shfl", use(["__shfl_xor_sync"])))
         self.assertTrue(tokencheck.matches("std::sort", use(["std", "ranges", "sort"]), exact=True))
+        self.assertTrue(tokencheck.matches("std::merge", use(["cuda", "std", "__4", "merge"]), exact=True))
+        self.assertTrue(tokencheck.matches("std::merge", use(["", "cuda", "std", "merge"])))
+        self.assertFalse(tokencheck.matches("std::merge", use(["cuda", "merge"]), exact=True))
+        self.assertFalse(tokencheck.matches("std::min_element", use(["cuda", "std", "min"]), exact=True))
         self.assertFalse(tokencheck.matches("std::set", use(["std", "setw"]), exact=True))
         self.assertFalse(tokencheck.matches("cooperative_groups::reduce", use(["cooperative_groups"],
                                                                               namespace=True)))
