@@ -423,6 +423,16 @@ def given_heap(exid: str, file: str, todo: str, end: str, call: str, include: st
     return text[:a] + call + text[b:]
 
 
+def given_merge_path() -> str:
+    """2.6's starter without its own merge_path, including cudalab/merge_path.cuh instead, whose
+    given merge_path (2.7's) is the course's reference search of 2.6 in the instructor's tree."""
+    text = (REPO / "starter" / "02-sorting" / "merge_runs_merge_path.cu").read_text()
+    text = text.replace('#include "cudalab/error.cuh"\n', '#include "cudalab/error.cuh"\n#include "cudalab/merge_path.cuh"\n', 1)
+    a = text.index("__device__ __forceinline__ unsigned merge_path(")
+    b = text.index("\n}\n", a) + 3
+    return text[:a] + text[b:]
+
+
 ATTACKS.update({
     "5.1's replace_smallest from the given heap of warp_heap.cuh": (
         "5.1", given_heap("5.1", "replace_smallest.cu", "  // TODO(5.1)", "  return x;\n",
@@ -440,6 +450,12 @@ ATTACKS.update({
             "const Entry top = heap.top();",
             "const Entry top = heap.empty() ? Entry{kEmptyKey, kEmptyValue} : Entry{heap.top_keys[0], heap.top_values[0]};"),
         "include", "which 5.3 may not include"),
+    # 2.7's given merge-path search (cudalab/merge_path.cuh) is 2.6's reference search: the file's own
+    # merge_path left out, its calls inside namespace cudalab::sort reach the given one
+    "2.6's merge_path from the given search of merge_path.cuh": (
+        "2.6", given_merge_path(),
+        "include", "includes `cudalab/merge_path.cuh` (line 9), which 2.6 may not include: its given "
+                   "merge_path (given to 2.7) is the course's reference merge-path search"),
 })
 
 # Valid files that mention what is forbidden, or look like an attack and are not.
@@ -599,6 +615,9 @@ class ContractTest(unittest.TestCase):
             self.assertIn("chapters/05-warp-heap/include/cudalab/warp_heap.cuh",
                           dict(source.contract(EXERCISES[exid], REPO).forbid_include))
         self.assertEqual(source.contract(EXERCISES["5.4"], REPO).forbid_include, ())
+        self.assertIn("chapters/02-sorting/include/cudalab/merge_path.cuh",
+                      dict(source.contract(EXERCISES["2.6"], REPO).forbid_include))
+        self.assertEqual(source.contract(EXERCISES["2.7"], REPO).forbid_include, ())
 
     def test_asm_allowed_exactly_where_a_solution_uses_it(self):
         for ex in EXERCISES.values():
