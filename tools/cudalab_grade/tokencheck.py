@@ -629,6 +629,7 @@ def uses(tokens: list[Token]) -> list[Use]:
     out: list[Use] = []
     aliases: dict[str, tuple[list[str], int]] = {}
     directives: list[tuple[list[str], int]] = []
+    qualified: list[tuple[list[str], str, int]] = []   # (resolved, spelled, line) of qualified names
     n = len(tokens)
     i = 0
 
@@ -728,7 +729,18 @@ def uses(tokens: list[Token]) -> list[Use]:
                 for target, line in directives:
                     out.append(Use(target + parts, spelled, t.line,
                                    f"using namespace {'::'.join(target)} of line {line}", call=call))
+            if len(public_chain(resolved)) >= 2:
+                qualified.append((resolved, spelled, t.line))
         i = j
+    # Qualified lookup of `lib::reduce` also finds what a using-directive written inside `lib`
+    # nominates (`namespace lib { using namespace cooperative_groups; }` makes it the library's
+    # reduce). Where a directive stands is not tracked: every directive of the file counts for
+    # the last part of every qualified name, as it does for every unqualified one.
+    for resolved, spelled, line in qualified:
+        for target, dline in directives:
+            if resolved[:len(target)] != target:
+                out.append(Use(target + resolved[-1:], spelled, line,
+                               f"using namespace {'::'.join(target)} of line {dline}, by qualified lookup"))
     return out
 
 

@@ -320,6 +320,13 @@ void sum_atomic(const int* in, std::size_t n, long long* out, cudaStream_t strea
                     "}  // namespace cooperative_groups"),
         "name", "reopens the namespace `cooperative_groups` (line 6), where 1.3 forbids "
                 "'cooperative_groups::reduce'"),
+    "cg::reduce by qualified lookup through a using-directive of another namespace in 1.3": (
+        "1.3", warp("1.3", "  v = lib::reduce(cg::tiled_partition<32>(cg::this_thread_block()), v, cg::plus<Acc>());",
+                    "#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>\n"
+                    "namespace cudalab_lib {\nusing namespace cooperative_groups;\n}\n"
+                    "namespace cg = cooperative_groups;\nnamespace lib = cudalab_lib;"),
+        "name", "(line 16: `lib::reduce` is `cooperative_groups::reduce` through using namespace "
+                "cooperative_groups of line 7, by qualified lookup)"),
     "cg::details::coalesced_reduce in 1.3": (
         "1.3", warp("1.3", "  v = cooperative_groups::details::coalesced_reduce(cooperative_groups::tiled_partition<32>("
                            "cooperative_groups::this_thread_block()), v, cooperative_groups::plus<Acc>());",
