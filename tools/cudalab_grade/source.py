@@ -429,13 +429,17 @@ def _reopened_namespace(c: Contract, u) -> str | None:
     """The forbid entry whose library namespace the use defines (`namespace cooperative_groups {`
     in 1.3, where 'cooperative_groups::reduce' is forbidden), or None. Inside such a block a call
     `details::coalesced_reduce(...)` is the library's, though no name the check reads says so
-    (the red team's cg-namespace attack); no exercise needs to add to a library's namespace."""
+    (the red team's cg-namespace attack); no exercise needs to add to a library's namespace.
+    `namespace cuda::std {` where a std:: name is forbidden: inside it `__merge(...)` is libcu++'s."""
     if not (u.namespace and u.spelled.startswith("namespace ") and u.chain):
         return None
     first = u.chain[0]
     if first in ("cudalab", "std"):   # the course's own namespace; std's host names are forbid_host's
         return None
-    return next((e for e in c.forbid if "::" in e and e.split("::", 1)[0] == first), None)
+    hit = next((e for e in c.forbid if "::" in e and e.split("::", 1)[0] == first), None)
+    if hit is None and first == "cuda":   # libcu++'s cuda::std, whose names a std:: entry forbids
+        hit = next((e for e in c.forbid + c.forbid_host if e.startswith("std::")), None)
+    return hit
 
 
 # Where the lesson teaches the mask of a partial warp.

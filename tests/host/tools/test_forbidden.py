@@ -389,6 +389,12 @@ void sum_atomic(const int* in, std::size_t n, long long* out, cudaStream_t strea
         .replace("__global__", "struct Less { __device__ bool operator()(int x, int y) const { return x < y; } };\n"
                  "__global__").replace("  const int *ka", "  Less less;\n  const int *ka"),
         "name", "`cuda::std::__merge`, an internal of the library (`__merge`), where 'std::merge'"),
+    "libcu++'s __merge called inside a reopened namespace cuda::std in 2.4": (
+        "2.4", MERGE_24.replace("MERGE", "cuda::std::cudalab_merge").replace(
+            "namespace cudalab::sort {", "namespace cuda::std {\ntemplate <class I, class O>\n__device__ O "
+            "cudalab_merge(I a, I b, I c, I d, O o) { __less l; return __merge<__less&>(a, b, c, d, o, l); }\n"
+            "}  // namespace cuda::std\nnamespace cudalab::sort {", 1),
+        "name", "reopens the namespace `cuda` (line 5), where 2.4 forbids 'std::merge'"),
     "cuda::std::make_heap in a kernel of 5.4 (a forbid_host name)": (
         "5.4", "#include <cuda/std/__algorithm/make_heap.h>\n#include <cuda/std/__algorithm/sort_heap.h>\n"
         "#include <cuda/std/utility>\n#include \"cudalab/heap.cuh\"\n"
