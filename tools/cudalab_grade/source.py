@@ -354,6 +354,7 @@ def analyze_tokens(ex, c: Contract, pre, src: Path, shown: str) -> list[Finding]
         # their unqualified calls are those functions, not std's by argument-dependent lookup
         elsewhere = tc.using_declared(toks, all_uses)
         homonyms = tc.reached_through_homonym_directive(all_uses)
+        named_ns = {tc.public_chain(x.chain)[0] for x in all_uses if tc.public_chain(x.chain)}
         asm_seen = c.allow_asm
         for t in toks:
             if t.kind == "id" and t.text in ("asm", "__asm__", "__asm") and not asm_seen:
@@ -381,7 +382,11 @@ def analyze_tokens(ex, c: Contract, pre, src: Path, shown: str) -> list[Finding]
                                [f"{shown}:{u.line}: `{u.spelled} {{`: write your code in your own "
                                 "namespace (cudalab::...) and call the library by its full name"]))
                 continue
-            own = u.how.startswith("using") and u.chain[-1] in declared   # the file's own name
+            # the file's own name, reached by a using-directive of std (a device library's name is
+            # refused all the same: a declaration anywhere, `void f(int reduce)`, made a directive's
+            # cooperative_groups::reduce pass, and the object shows no device call)
+            own = u.how.startswith("using") and u.chain[-1] in declared \
+                and tc.public_chain(u.chain)[:1] == ["std"]
             named = False
             for entry in c.forbid:
                 if tc.matches(entry, u) and not own:
@@ -397,11 +402,16 @@ def analyze_tokens(ex, c: Contract, pre, src: Path, shown: str) -> list[Finding]
                 hit = _internal_entry(c, u)
                 if hit is not None:
                     add(3 if hit[1] else 4, _internal_finding(ex, c, hit[0], u, shown))
-            if u.call and len(u.chain) == 1 and not u.how and u.chain[0] not in declared \
+            if u.call and len(u.chain) == 1 and not u.how \
                     and u.chain[0] not in elsewhere and (u.line, u.spelled) not in homonyms:
                 for entry, order, make in ([(e, 3, _name_finding) for e in c.forbid]
                                            + [(e, 4, _host_finding) for e in c.forbid_host]):
-                    if tc.adl_candidates(entry) == u.chain[0]:
+                    # a name the file declares is its own, except a device library's where the file
+                    # names that library: its types (cg::tiled_partition) take the call there by ADL
+                    # whatever the file declares elsewhere
+                    lib = entry.split("::")[0]
+                    if tc.adl_candidates(entry) == u.chain[0] and (
+                            u.chain[0] not in declared or (lib != "std" and lib in named_ns)):
                         adl = tc.Use(entry.split("::"), u.spelled, u.line, "argument-dependent lookup",
                                      call=True)
                         add(order, make(ex, c, entry, adl, raw, pre, shown))

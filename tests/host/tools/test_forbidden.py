@@ -327,6 +327,17 @@ void sum_atomic(const int* in, std::size_t n, long long* out, cudaStream_t strea
                     "namespace cg = cooperative_groups;\nnamespace lib = cudalab_lib;"),
         "name", "(line 16: `lib::reduce` is `cooperative_groups::reduce` through using namespace "
                 "cooperative_groups of line 7, by qualified lookup)"),
+    # a declaration of the same name elsewhere (a decoy's parameter) is no own reduce the call reaches
+    "cg::reduce by ADL beside a decoy parameter named reduce in 1.3": (
+        "1.3", warp("1.3", "  v = reduce(cg::tiled_partition<32>(cg::this_thread_block()), v, cg::plus<Acc>());",
+                    "#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>\n"
+                    "namespace cg = cooperative_groups;\n__device__ int decoy(int reduce) { return reduce; }"),
+        "name", "(line 13: `reduce(...)` calls `cooperative_groups::reduce` by argument-dependent lookup)"),
+    "cg::reduce through a using-directive beside a decoy parameter named reduce in 1.3": (
+        "1.3", warp("1.3", "  v = reduce(tiled_partition<32>(this_thread_block()), v, plus<Acc>());",
+                    "#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>\n"
+                    "using namespace cooperative_groups;\n__device__ int decoy(int reduce) { return reduce; }"),
+        "name", "`reduce` is `cooperative_groups::reduce` through using namespace cooperative_groups of line 6"),
     "cg::details::coalesced_reduce in 1.3": (
         "1.3", warp("1.3", "  v = cooperative_groups::details::coalesced_reduce(cooperative_groups::tiled_partition<32>("
                            "cooperative_groups::this_thread_block()), v, cooperative_groups::plus<Acc>());",
