@@ -354,6 +354,7 @@ def analyze_tokens(ex, c: Contract, pre, src: Path, shown: str) -> list[Finding]
         # their unqualified calls are those functions, not std's by argument-dependent lookup
         elsewhere = tc.using_declared(toks, all_uses)
         homonyms = tc.reached_through_homonym_directive(all_uses)
+        named_ns = {tc.public_chain(x.chain)[0] for x in all_uses if tc.public_chain(x.chain)}
         asm_seen = c.allow_asm
         for t in toks:
             if t.kind == "id" and t.text in ("asm", "__asm__", "__asm") and not asm_seen:
@@ -381,7 +382,11 @@ def analyze_tokens(ex, c: Contract, pre, src: Path, shown: str) -> list[Finding]
                                [f"{shown}:{u.line}: `{u.spelled} {{`: write your code in your own "
                                 "namespace (cudalab::...) and call the library by its full name"]))
                 continue
-            own = u.how.startswith("using") and u.chain[-1] in declared   # the file's own name
+            # the file's own name, reached by a using-directive of std (a device library's name is
+            # refused all the same: a declaration anywhere, `void f(int reduce)`, made a directive's
+            # cooperative_groups::reduce pass, and the object shows no device call)
+            own = u.how.startswith("using") and u.chain[-1] in declared \
+                and tc.public_chain(u.chain)[:1] == ["std"]
             named = False
             for entry in c.forbid:
                 if tc.matches(entry, u) and not own:
@@ -397,11 +402,16 @@ def analyze_tokens(ex, c: Contract, pre, src: Path, shown: str) -> list[Finding]
                 hit = _internal_entry(c, u)
                 if hit is not None:
                     add(3 if hit[1] else 4, _internal_finding(ex, c, hit[0], u, shown))
-            if u.call and len(u.chain) == 1 and not u.how and u.chain[0] not in declared \
+            if u.call and len(u.chain) == 1 and not u.how \
                     and u.chain[0] not in elsewhere and (u.line, u.spelled) not in homonyms:
                 for entry, order, make in ([(e, 3, _name_finding) for e in c.forbid]
                                            + [(e, 4, _host_finding) for e in c.forbid_host]):
-                    if tc.adl_candidates(entry) == u.chain[0]:
+                    # a name the file declares is its own, except a device library's where the file
+                    # names that library: its types (cg::tiled_partition) take the call there by ADL
+                    # whatever the file declares elsewhere
+                    lib = entry.split("::")[0]
+                    if tc.adl_candidates(entry) == u.chain[0] and (
+                            u.chain[0] not in declared or (lib != "std" and lib in named_ns)):
                         adl = tc.Use(entry.split("::"), u.spelled, u.line, "argument-dependent lookup",
                                      call=True)
                         add(order, make(ex, c, entry, adl, raw, pre, shown))
@@ -429,13 +439,17 @@ def _reopened_namespace(c: Contract, u) -> str | None:
     """The forbid entry whose library namespace the use defines (`namespace cooperative_groups {`
     in 1.3, where 'cooperative_groups::reduce' is forbidden), or None. Inside such a block a call
     `details::coalesced_reduce(...)` is the library's, though no name the check reads says so
-    (the red team's cg-namespace attack); no exercise needs to add to a library's namespace."""
+    (the red team's cg-namespace attack); no exercise needs to add to a library's namespace.
+    `namespace cuda::std {` where a std:: name is forbidden: inside it `__merge(...)` is libcu++'s."""
     if not (u.namespace and u.spelled.startswith("namespace ") and u.chain):
         return None
     first = u.chain[0]
     if first in ("cudalab", "std"):   # the course's own namespace; std's host names are forbid_host's
         return None
-    return next((e for e in c.forbid if "::" in e and e.split("::", 1)[0] == first), None)
+    hit = next((e for e in c.forbid if "::" in e and e.split("::", 1)[0] == first), None)
+    if hit is None and first == "cuda":   # libcu++'s cuda::std, whose names a std:: entry forbids
+        hit = next((e for e in c.forbid + c.forbid_host if e.startswith("std::")), None)
+    return hit
 
 
 # Where the lesson teaches the mask of a partial warp.
@@ -551,7 +565,8 @@ def _internal_entry(c: Contract, u) -> tuple[str, bool] | None:
     if len(chain) < 2 or tc.internal_part(u.chain) is None:
         return None
     for entry, is_forbid in [(e, True) for e in c.forbid] + [(e, False) for e in c.forbid_host]:
-        if "::" in entry and entry.split("::")[0] == chain[0]:
+        first = entry.split("::")[0]
+        if "::" in entry and first == (tc.std_chain(chain) if first == "std" else chain)[0]:
             return entry, is_forbid
     return None
 
@@ -568,15 +583,31 @@ def _internal_finding(ex, c: Contract, entry: str, u, shown: str) -> Finding:
                     f"do under other names (forbidden: {', '.join(c.forbid + c.forbid_host)})"])
 
 
+def _libcudacxx_detail(entry: str, u, detail: str) -> str:
+    """The detail of a finding of a std entry reached by libcu++'s cuda::std name, which says so."""
+    from . import tokencheck as tc
+    if not (entry.startswith("std::") and tc.libcudacxx(u.chain)):
+        return detail
+    qualified = "::".join(tc.public_chain(u.chain))
+    return (detail + ", " if detail else f"`{qualified}`, ") + f"libcu++'s {entry} (in device code too)"
+
+
 def _name_finding(ex, c: Contract, entry: str, u, raw, pre, shown: str) -> Finding:
-    detail = _explain(u, raw, pre)
+    detail = _libcudacxx_detail(entry, u, _explain(u, raw, pre))
     return Finding("name", "::".join(u.chain), u.line, _forbidden_message(ex, c, entry, u.line, detail),
                    [f"{shown}:{u.line}: '{entry}' is not allowed in this exercise"
                     + (f" ({detail})" if detail else "") + f" (forbidden: {', '.join(c.forbid)})"])
 
 
 def _host_finding(ex, c: Contract, entry: str, u, raw, pre, shown: str) -> Finding:
-    detail = _explain(u, raw, pre)
+    from . import tokencheck as tc
+    detail = _libcudacxx_detail(entry, u, _explain(u, raw, pre))
+    if entry.startswith("std::") and tc.libcudacxx(u.chain):
+        return Finding("host", entry, u.line,
+                       f"uses the library algorithm `{entry}` (line {u.line}: {detail}), which would do "
+                       f"{ex.id}'s work for you, on the host or in a kernel",
+                       [f"{shown}:{u.line}: the standard algorithms that do the exercise's work are forbidden, "
+                        f"libcu++'s cuda::std ones too (forbid_host: {', '.join(c.forbid_host)})"])
     return Finding("host", entry, u.line,
                    f"computes on the host: `{entry}` (line {u.line}{': ' + detail if detail else ''}) "
                    f"would do {ex.id}'s work on the CPU",

@@ -629,6 +629,7 @@ def uses(tokens: list[Token]) -> list[Use]:
     out: list[Use] = []
     aliases: dict[str, tuple[list[str], int]] = {}
     directives: list[tuple[list[str], int]] = []
+    qualified: list[tuple[list[str], str, int]] = []   # (resolved, spelled, line) of qualified names
     n = len(tokens)
     i = 0
 
@@ -728,7 +729,18 @@ def uses(tokens: list[Token]) -> list[Use]:
                 for target, line in directives:
                     out.append(Use(target + parts, spelled, t.line,
                                    f"using namespace {'::'.join(target)} of line {line}", call=call))
+            if len(public_chain(resolved)) >= 2:
+                qualified.append((resolved, spelled, t.line))
         i = j
+    # Qualified lookup of `lib::reduce` also finds what a using-directive written inside `lib`
+    # nominates (`namespace lib { using namespace cooperative_groups; }` makes it the library's
+    # reduce). Where a directive stands is not tracked: every directive of the file counts for
+    # the last part of every qualified name, as it does for every unqualified one.
+    for resolved, spelled, line in qualified:
+        for target, dline in directives:
+            if resolved[:len(target)] != target:
+                out.append(Use(target + resolved[-1:], spelled, line,
+                               f"using namespace {'::'.join(target)} of line {dline}, by qualified lookup"))
     return out
 
 
@@ -826,13 +838,29 @@ def internal_part(chain: list[str]) -> str | None:
     return next((c for c in public_chain(chain)[1:] if _INTERNAL.match(c)), None)
 
 
+def libcudacxx(chain: list[str]) -> bool:
+    """Whether a qualified name is libcu++'s version of a standard one (`cuda::std::merge`)."""
+    return public_chain(chain)[:2] == ["cuda", "std"] and len(public_chain(chain)) > 2
+
+
+def std_chain(chain: list[str]) -> list[str]:
+    """The name as an entry of std names it: libcu++'s `cuda::std::X` is `std::X`. Its
+    algorithms (merge, make_heap, partial_sort, copy_if, partition, min_element, accumulate,
+    ...) run in device code too, where a thread calling one does the work the entry std::X
+    forbids (a per-thread merge is 2.4's), and leave no host symbol for the object check."""
+    return chain[1:] if libcudacxx(chain) else chain
+
+
 def matches(entry: str, use: Use, exact: bool = False) -> bool:
     """Whether a manifest entry names this use. Entries are qualified names: "cub::" (the
     namespace and everything in it), "cub::Device" (names starting so), "__shfl" (every
     name starting so). exact: the last part must be equal, not a prefix (forbid_host).
-    Versioned namespaces do not count (public_chain)."""
+    Versioned namespaces do not count (public_chain); an entry of std names libcu++'s
+    cuda::std version too (std_chain)."""
     comps = entry.split("::")
     chain = public_chain(use.chain)
+    if comps[0] == "std":
+        chain = std_chain(chain)
     if len(chain) >= 3 and chain[0] == "std" and chain[1] == "ranges":
         chain = ["std"] + chain[2:]
     if len(comps) == 1:

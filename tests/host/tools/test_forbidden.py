@@ -111,6 +111,24 @@ BODY
 """
 
 
+# A 2.4 (merge_runs_per_thread) kernel whose thread merges its pair of runs with MERGE.
+MERGE_24 = """#include <cuda/std/__algorithm/merge.h>
+#include <cuda/std/utility>
+#include "cudalab/error.cuh"
+#include "cudalab/sort.cuh"
+namespace cudalab::sort {
+__global__ void k(const int* in, std::size_t n, int* out, std::size_t run) {
+  const std::size_t p0 = 2 * run * threadIdx.x, a = p0 + run < n ? p0 + run : n, b = a + run < n ? a + run : n;
+  const int *ka = in, *kb = in; int* ko = out + p0;
+  if (p0 < n) MERGE(ka + p0, ka + a, kb + a, kb + b, ko);
+}
+void merge_runs_per_thread(const int* in, std::size_t n, int* out, std::size_t run, cudaStream_t s) {
+  k<<<1, 1024, 0, s>>>(in, n, out, run);
+}
+}  // namespace cudalab::sort
+"""
+
+
 def sort21(body: str, pre: str = "") -> str:
     return SORT_21.replace("PRE", pre).replace("BODY", body)
 
@@ -302,6 +320,24 @@ void sum_atomic(const int* in, std::size_t n, long long* out, cudaStream_t strea
                     "}  // namespace cooperative_groups"),
         "name", "reopens the namespace `cooperative_groups` (line 6), where 1.3 forbids "
                 "'cooperative_groups::reduce'"),
+    "cg::reduce by qualified lookup through a using-directive of another namespace in 1.3": (
+        "1.3", warp("1.3", "  v = lib::reduce(cg::tiled_partition<32>(cg::this_thread_block()), v, cg::plus<Acc>());",
+                    "#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>\n"
+                    "namespace cudalab_lib {\nusing namespace cooperative_groups;\n}\n"
+                    "namespace cg = cooperative_groups;\nnamespace lib = cudalab_lib;"),
+        "name", "(line 16: `lib::reduce` is `cooperative_groups::reduce` through using namespace "
+                "cooperative_groups of line 7, by qualified lookup)"),
+    # a declaration of the same name elsewhere (a decoy's parameter) is no own reduce the call reaches
+    "cg::reduce by ADL beside a decoy parameter named reduce in 1.3": (
+        "1.3", warp("1.3", "  v = reduce(cg::tiled_partition<32>(cg::this_thread_block()), v, cg::plus<Acc>());",
+                    "#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>\n"
+                    "namespace cg = cooperative_groups;\n__device__ int decoy(int reduce) { return reduce; }"),
+        "name", "(line 13: `reduce(...)` calls `cooperative_groups::reduce` by argument-dependent lookup)"),
+    "cg::reduce through a using-directive beside a decoy parameter named reduce in 1.3": (
+        "1.3", warp("1.3", "  v = reduce(tiled_partition<32>(this_thread_block()), v, plus<Acc>());",
+                    "#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>\n"
+                    "using namespace cooperative_groups;\n__device__ int decoy(int reduce) { return reduce; }"),
+        "name", "`reduce` is `cooperative_groups::reduce` through using namespace cooperative_groups of line 6"),
     "cg::details::coalesced_reduce in 1.3": (
         "1.3", warp("1.3", "  v = cooperative_groups::details::coalesced_reduce(cooperative_groups::tiled_partition<32>("
                            "cooperative_groups::this_thread_block()), v, cooperative_groups::plus<Acc>());",
@@ -355,6 +391,28 @@ void sum_atomic(const int* in, std::size_t n, long long* out, cudaStream_t strea
     "std::__insertion_sort, an internal of std::sort": (
         "2.1", sort21("  std::__insertion_sort(v.begin(), v.end(), __gnu_cxx::__ops::__iter_less_iter());"),
         "name", "`std::__insertion_sort`, an internal of the library (`__insertion_sort`)"),
+    # libcu++'s algorithms run in device code: one thread's cuda::std::merge is 2.4's merge
+    "cuda::std::merge in a kernel of 2.4": (
+        "2.4", MERGE_24.replace("MERGE", "cuda::std::merge"),
+        "name", "uses forbidden API 'std::merge' (line 9: `cuda::std::merge`, libcu++'s std::merge"),
+    "libcu++'s internal cuda::std::__merge in a kernel of 2.4": (
+        "2.4", MERGE_24.replace("MERGE", "_CUDA_VSTD::__merge<Less&>").replace("kb + b, ko)", "kb + b, ko, less)")
+        .replace("__global__", "struct Less { __device__ bool operator()(int x, int y) const { return x < y; } };\n"
+                 "__global__").replace("  const int *ka", "  Less less;\n  const int *ka"),
+        "name", "`cuda::std::__merge`, an internal of the library (`__merge`), where 'std::merge'"),
+    "libcu++'s __merge called inside a reopened namespace cuda::std in 2.4": (
+        "2.4", MERGE_24.replace("MERGE", "cuda::std::cudalab_merge").replace(
+            "namespace cudalab::sort {", "namespace cuda::std {\ntemplate <class I, class O>\n__device__ O "
+            "cudalab_merge(I a, I b, I c, I d, O o) { __less l; return __merge<__less&>(a, b, c, d, o, l); }\n"
+            "}  // namespace cuda::std\nnamespace cudalab::sort {", 1),
+        "name", "reopens the namespace `cuda` (line 5), where 2.4 forbids 'std::merge'"),
+    "cuda::std::make_heap in a kernel of 5.4 (a forbid_host name)": (
+        "5.4", "#include <cuda/std/__algorithm/make_heap.h>\n#include <cuda/std/__algorithm/sort_heap.h>\n"
+        "#include <cuda/std/utility>\n#include \"cudalab/heap.cuh\"\n"
+        "__global__ void k(float* d, int n) { cuda::std::make_heap(d, d + n); cuda::std::sort_heap(d, d + n); }\n"
+        "void f(float* d, int n, cudaStream_t s) { k<<<1, 1, 0, s>>>(d, n); }\n",
+        "host", "uses the library algorithm `std::make_heap` (line 5: `cuda::std::make_heap`, libcu++'s "
+                "std::make_heap (in device code too)), which would do 5.4's work for you"),
 }
 
 # A 7.1 (bounding_box) file whose warp reduction is cooperative groups' reduce, its names taken by
@@ -389,6 +447,16 @@ def given_heap(exid: str, file: str, todo: str, end: str, call: str, include: st
     return text[:a] + call + text[b:]
 
 
+def given_merge_path() -> str:
+    """2.6's starter without its own merge_path, including cudalab/merge_path.cuh instead, whose
+    given merge_path (2.7's) is the course's reference search of 2.6 in the instructor's tree."""
+    text = (REPO / "starter" / "02-sorting" / "merge_runs_merge_path.cu").read_text()
+    text = text.replace('#include "cudalab/error.cuh"\n', '#include "cudalab/error.cuh"\n#include "cudalab/merge_path.cuh"\n', 1)
+    a = text.index("__device__ __forceinline__ unsigned merge_path(")
+    b = text.index("\n}\n", a) + 3
+    return text[:a] + text[b:]
+
+
 ATTACKS.update({
     "5.1's replace_smallest from the given heap of warp_heap.cuh": (
         "5.1", given_heap("5.1", "replace_smallest.cu", "  // TODO(5.1)", "  return x;\n",
@@ -406,6 +474,12 @@ ATTACKS.update({
             "const Entry top = heap.top();",
             "const Entry top = heap.empty() ? Entry{kEmptyKey, kEmptyValue} : Entry{heap.top_keys[0], heap.top_values[0]};"),
         "include", "which 5.3 may not include"),
+    # 2.7's given merge-path search (cudalab/merge_path.cuh) is 2.6's reference search: the file's own
+    # merge_path left out, its calls inside namespace cudalab::sort reach the given one
+    "2.6's merge_path from the given search of merge_path.cuh": (
+        "2.6", given_merge_path(),
+        "include", "includes `cudalab/merge_path.cuh` (line 9), which 2.6 may not include: its given "
+                   "merge_path (given to 2.7) is the course's reference merge-path search"),
 })
 
 # Valid files that mention what is forbidden, or look like an attack and are not.
@@ -565,6 +639,9 @@ class ContractTest(unittest.TestCase):
             self.assertIn("chapters/05-warp-heap/include/cudalab/warp_heap.cuh",
                           dict(source.contract(EXERCISES[exid], REPO).forbid_include))
         self.assertEqual(source.contract(EXERCISES["5.4"], REPO).forbid_include, ())
+        self.assertIn("chapters/02-sorting/include/cudalab/merge_path.cuh",
+                      dict(source.contract(EXERCISES["2.6"], REPO).forbid_include))
+        self.assertEqual(source.contract(EXERCISES["2.7"], REPO).forbid_include, ())
 
     def test_asm_allowed_exactly_where_a_solution_uses_it(self):
         for ex in EXERCISES.values():
@@ -1261,6 +1338,10 @@ class ParseOutputTest(unittest.TestCase):
         self.assertFalse(tokencheck.matches("cub::Device", use(["cub", "BlockScan"])))
         self.assertTrue(tokencheck.matches("__shfl", use(["__shfl_xor_sync"])))
         self.assertTrue(tokencheck.matches("std::sort", use(["std", "ranges", "sort"]), exact=True))
+        self.assertTrue(tokencheck.matches("std::merge", use(["cuda", "std", "__4", "merge"]), exact=True))
+        self.assertTrue(tokencheck.matches("std::merge", use(["", "cuda", "std", "merge"])))
+        self.assertFalse(tokencheck.matches("std::merge", use(["cuda", "merge"]), exact=True))
+        self.assertFalse(tokencheck.matches("std::min_element", use(["cuda", "std", "min"]), exact=True))
         self.assertFalse(tokencheck.matches("std::set", use(["std", "setw"]), exact=True))
         self.assertFalse(tokencheck.matches("cooperative_groups::reduce", use(["cooperative_groups"],
                                                                               namespace=True)))
