@@ -58,6 +58,7 @@ struct Allocation {
   std::size_t tail = 0;      // poisoned bytes from user + size to the mapping's end
   CUmemGenericAllocationHandle handle = 0;
   int fd = -1;               // exported on the first call that needs it
+  std::uint64_t serial = 0;  // this allocation's number, never reused (kept mappings)
 };
 
 std::string env_or(const char* name, const std::string& fallback) {
@@ -119,6 +120,7 @@ class Checker {
       return no_device_ ? cudaErrorNoDevice : cudaErrorNotSupported;
     }
     Allocation a;
+    a.serial = ++serials_;
     a.size = size;
     a.mapped = (std::max<std::size_t>(size, 1) + granularity_ - 1) / granularity_ * granularity_;
     // End-aligned: an overrun past the buffer leaves the mapping and faults.
@@ -173,6 +175,10 @@ class Checker {
     Allocation* a = find(reinterpret_cast<CUdeviceptr>(ptr));
     if (a == nullptr || a->user != reinterpret_cast<CUdeviceptr>(ptr)) return false;
     *err = cudaDeviceSynchronize();  // cudaFree synchronizes; keep that
+    if (std::find(kept_.begin(), kept_.end(), a->serial) != kept_.end()) {
+      kept_.clear();  // the runner still maps it: the next round trip sends a kMap, which unmaps it there
+      have_kept_ = false;
+    }
     drv_.unmap(a->va + a->unbacked, a->mapped - a->unbacked);
     drv_.release(a->handle);
     if (a->fd >= 0) close(a->fd);
@@ -256,8 +262,17 @@ class Checker {
   std::size_t round_trip(const std::string& key, const std::vector<const Allocation*>& reach, const Bytes& args,
                          std::size_t arg_bytes, Bytes* reply, bool poll_reply = false, bool runner_spins = false) {
     const std::uint32_t flags = runner_spins ? wire::kSpinAfter : 0u;
+    // A timed round trip may leave the runner's mappings in place for the next
+    // one (keep_mappings()): then the buffers are sent only when the call
+    // reaches others than the runner holds, by their serials (an allocation
+    // freed and another made at its address differ).
+    const bool keep = timing_ && keep_mappings();
+    std::vector<std::uint64_t> serials;
+    for (const Allocation* a : reach) serials.push_back(a->serial);
+    const bool send = !(keep && have_kept_ && serials == kept_);
+    have_kept_ = false;  // until the reply: a lost runner keeps nothing
     // The mappings of this call, in batches of at most kMaxFds descriptors.
-    for (std::size_t first = 0; first < reach.size(); first += wire::kMaxFds) {
+    for (std::size_t first = 0; send && first < reach.size(); first += wire::kMaxFds) {
       const std::size_t last = std::min(reach.size(), first + wire::kMaxFds);
       std::vector<std::uint64_t> pairs;
       std::vector<int> fds;
@@ -284,7 +299,8 @@ class Checker {
     w.put_raw(args.data(), arg_bytes);
     const std::size_t bytes = w.size();
     Bytes msg = w.take();
-    if (!wire::send_message(sock_, wire::kCall, msg.data(), bytes, {}, flags)) lost("sending the call");
+    const std::uint32_t call_flags = flags | (keep ? wire::kKeepMapped : 0u);
+    if (!wire::send_message(sock_, wire::kCall, msg.data(), bytes, {}, call_flags)) lost("sending the call");
     // The busy-poll only decides when the blocking wait starts: a reply, a
     // runner that died (hang-up) or the timeout are then taken as always.
     double polled = 0;
@@ -302,8 +318,20 @@ class Checker {
     if (!wait_readable(polled) || !wire::recv_message(sock_, &h, reply, nullptr) || h.kind != wire::kReply) {
       lost("waiting for the result");
     }
+    if (keep) {
+      kept_ = std::move(serials);
+      have_kept_ = true;
+    }
     return h.bytes;
   }
+
+  // CUDALAB_REMOTE_KEEP_MAPPINGS=1: timed round trips keep the runner's
+  // mappings between calls that reach the same buffers. A call of a few
+  // microseconds is timed as the difference of two round trips; their mapping
+  // and unmapping (about 150 us on an H100, and varying by 100 us) is then left
+  // out of both (docs/results/h100-51e84f4.md). Off by default until a GPU run
+  // has checked it (the self-test RemoteTiming.KeptMappings*).
+  static bool keep_mappings() { return env_or("CUDALAB_REMOTE_KEEP_MAPPINGS", "0") == "1"; }
 
   // Reads a reply: the result, or the exception to rethrow.
   Bytes finish_call(const Bytes& reply, std::size_t reply_size, const std::vector<const Allocation*>& reach,
@@ -616,6 +644,8 @@ class Checker {
   void stop_runner() {
     if (sock_ >= 0) close(sock_);
     sock_ = -1;
+    kept_.clear();
+    have_kept_ = false;
     runner_end();
   }
 
@@ -686,6 +716,9 @@ class Checker {
   std::uint64_t held_allocations_ = 0;  // what the last reply said (finish_call)
   std::uint64_t held_bytes_ = 0;
   bool timing_ = false;        // benchmarks: a null call before each call, both timed
+  std::uint64_t serials_ = 0;  // allocations made so far (Allocation::serial)
+  std::vector<std::uint64_t> kept_;  // what the runner keeps mapped (kKeepMapped), by serial
+  bool have_kept_ = false;           // whether kept_ is known: a runner that keeps them answered
   int timed_calls_ = 0;
   double call_seconds_ = 0;
   double null_seconds_ = 0;

@@ -44,6 +44,13 @@ enum Flag : std::uint32_t {
   /// next one for up to spin::kWindow before blocking. A message without it
   /// leaves a kMap's window running (its kCall follows) and ends a kCall's.
   kSpinAfter = 1u,
+  /// checker -> runner, on a kCall of a timed round trip where the checker
+  /// keeps the runner's mappings (CUDALAB_REMOTE_KEEP_MAPPINGS): after the
+  /// call the runner leaves the call's buffers mapped; the next round trip
+  /// either sends no kMap (the same buffers: the runner uses them as they are)
+  /// or a kMap, before which the runner unmaps them. Without it the runner
+  /// unmaps a call's buffers after its reply is made, as for every test.
+  kKeepMapped = 2u,
 };
 
 struct Header {

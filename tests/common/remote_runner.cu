@@ -693,6 +693,12 @@ int serve_loop(int sock, CUdeviceptr base, std::size_t size) {
   cudaStream_t stream = nullptr;
   if (size != 0 && cudaStreamCreate(&stream) != cudaSuccess) return 3;
   std::vector<Mapping> mapped;
+  bool kept = false;  // `mapped` left in place after the last call (wire::kKeepMapped)
+  const auto unmap_all = [&] {
+    for (const Mapping& m : mapped) drv.unmap(m.va, m.size);
+    mapped.clear();
+    kept = false;
+  };
   CallTrace trace;
   const CUmemAccessDesc access = wire::access_desc(device);
   // Until then, the next request is busy-polled for (the checker's kSpinAfter on a
@@ -708,6 +714,7 @@ int serve_loop(int sock, CUdeviceptr base, std::size_t size) {
     if (!wire::recv_message(sock, &h, &payload, &fds)) return 0;  // the checker is done
     if (h.kind == wire::kMap) {
       if (trace.on) trace.map0 = CallTrace::Clock::now();
+      if (kept) unmap_all();  // the buffers of the calls before: this call sends its own
       const std::size_t pairs = h.bytes / 16;
       for (std::size_t i = 0; i < pairs && i < fds.size(); ++i) {
         const CUdeviceptr va = payload[2 * i];
@@ -797,9 +804,13 @@ int serve_loop(int sock, CUdeviceptr base, std::size_t size) {
     if (trace.on) trace.call1 = CallTrace::Clock::now();
     const cudaError_t err = size != 0 ? cudaDeviceSynchronize() : cudaSuccess;
     if (trace.on) trace.sync1 = CallTrace::Clock::now();
-    for (const Mapping& m : mapped) drv.unmap(m.va, m.size);
-    trace.print(key, mapped.size());
-    mapped.clear();
+    const std::size_t buffers = mapped.size();
+    if ((h.flags & wire::kKeepMapped) != 0 && err == cudaSuccess) {
+      kept = true;  // the checker's next round trip says whether they serve again
+    } else {
+      unmap_all();
+    }
+    trace.print(key, buffers);
     if (err != cudaSuccess) {
       reply(sock, wire::kCudaFault, "", std::string(cudaGetErrorName(err)) + " (" + cudaGetErrorString(err) + ")");
       return 2;  // the context is unusable: the checker starts a new runner

@@ -112,6 +112,45 @@ class ScopedEnv {
   std::string old_;
 };
 
+// CUDALAB_REMOTE_KEEP_MAPPINGS=1 (remote_checker.cu): timed round trips that
+// reach the same buffers leave the runner's mappings in place. Every call must
+// still write where it is told: into the same buffer again, into another one,
+// and into a buffer made where a freed one was (a stale mapping would write
+// into the freed memory and leave the new buffer as it was).
+TEST(RemoteTiming, KeptMappingsServeTheSameBuffersAndNeverAStaleOne) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) GTEST_SKIP() << "no CUDA device";
+  ScopedEnv keep("CUDALAB_REMOTE_KEEP_MAPPINGS", "1");
+  cudalab_remote_call_times(nullptr, nullptr);  // timed calls (a null call before each), counts cleared
+  const auto read = [](const int* p, int i) {
+    int v = -1;
+    EXPECT_EQ(cudaMemcpy(&v, p + i, sizeof v, cudaMemcpyDeviceToHost), cudaSuccess);
+    return v;
+  };
+  int* a = nullptr;
+  int* b = nullptr;
+  ASSERT_EQ(cudaMalloc(&a, 16 * sizeof(int)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&b, 16 * sizeof(int)), cudaSuccess);
+  for (int k = 0; k < 4; ++k) {  // the same buffer, call after call
+    poke(a, k, 10 + k);
+    EXPECT_EQ(read(a, k), 10 + k);
+  }
+  poke(b, 3, 33);  // another buffer
+  EXPECT_EQ(read(b, 3), 33);
+  poke(a, 5, 55);  // and back
+  EXPECT_EQ(read(a, 5), 55);
+  ASSERT_EQ(cudaFree(a), cudaSuccess);
+  int* c = nullptr;
+  ASSERT_EQ(cudaMalloc(&c, 16 * sizeof(int)), cudaSuccess);  // may take a's address
+  ASSERT_EQ(cudaMemset(c, 0, 16 * sizeof(int)), cudaSuccess);
+  poke(c, 5, 77);
+  EXPECT_EQ(read(c, 5), 77) << "the runner wrote through a mapping of the freed buffer";
+  poke(c, 5, 78);
+  EXPECT_EQ(read(c, 5), 78);
+  EXPECT_EQ(cudalab_remote_call_times(nullptr, nullptr), 8);
+  for (int* p : {b, c}) EXPECT_EQ(cudaFree(p), cudaSuccess);
+}
+
 double thread_cpu_seconds() {
   timespec t{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
