@@ -242,7 +242,9 @@ def _prepare_inner(co: ClassOptions, sb: classbuild.SharedBuild, b: Built) -> No
             opts.verdicts[ex.id] = (REJECTED, f"file refused: {sub.problems[ex.id]}", [])
         elif ex.id in sub.missing and not co.grade_missing:
             opts.verdicts[ex.id] = (NOT_SUBMITTED, "not submitted (the starter's file scores 0)",
-                                    [f"no {ex.chapter_dir}/{ex.file} in the submission"])
+                                    [submissions.misplaced_note(ex, sub.misplaced[ex.id])
+                                     if ex.id in sub.misplaced else
+                                     f"no {ex.chapter_dir}/{ex.file} in the submission"])
     with (student_dir / "build.log").open("w") as log:
         for ex in co.exercises:
             if ex.id in opts.verdicts:

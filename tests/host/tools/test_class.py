@@ -809,6 +809,29 @@ class MergeAndSlurmTest(unittest.TestCase):
         self.assertEqual(rows["b\\xffob"]["total"], "15.0")
         self.assertEqual(len(list((merged / "students").iterdir())), 4)
 
+    def test_folder_and_misplaced_files_are_explained(self):
+        """An exercise's path that is a folder is 'file refused' with what stands there; a file
+        handed in two folders deep is 'not submitted' with where it is, never 'no such file'."""
+        shutil.rmtree(self.subs / "bob" / "01-demo")
+        (self.subs / "bob" / "01-demo" / "alpha.cu").mkdir(parents=True)
+        (self.subs / "bob" / "01-demo" / "beta.cu").write_text(src("pass"))
+        deep = self.subs / "cy" / "outer" / "inner"
+        deep.mkdir(parents=True)
+        (self.subs / "cy" / "01-demo").rename(deep / "01-demo")
+        out = self.tmp / "out"
+        code, _, err = self.course.grade("--submissions", str(self.subs), "--out", str(out), "-q")
+        self.assertEqual(code, 0, err)
+        bob = json.loads((out / "students" / "bob" / "results.json").read_text())
+        self.assertEqual(bob["cudalab"]["exercises"][0]["status"], "rejected")
+        self.assertEqual(bob["cudalab"]["exercises"][0]["reason"],
+                         "file refused: 01-demo/alpha.cu is a folder, not a file (refused)")
+        self.assertEqual(bob["cudalab"]["exercises"][1]["status"], "passed")
+        cy = (out / "students" / "cy" / "report.md").read_text()
+        self.assertIn("not submitted", cy)
+        self.assertIn("a file named alpha.cu is in the submission at "
+                      "outer/inner/01-demo/alpha.cu, not where the grader looks", cy)
+        self.assertNotIn("no 01-demo/alpha.cu in the submission", cy)
+
     def test_slurm_scripts(self):
         out = self.tmp / "out"
         code, stdout, _ = self.course.grade("--submissions", str(self.subs), "--out", str(out),
@@ -2087,6 +2110,38 @@ class LayoutTest(unittest.TestCase):
         self.assertIn("symbolic link", s.problems["1.2"])
         self.assertIn("01-demo/notes.txt", s.ignored)
         self.assertIn("build/x.o", s.ignored)
+
+    def test_folder_or_fifo_at_the_files_place_is_refused_not_missing(self):
+        """A folder or a FIFO where the exercise's file goes was handed in: the report says
+        what stands there, not 'not submitted ... no such file in the submission'."""
+        d = self.tmp / "odd"
+        (d / "01-demo" / "alpha.cu").mkdir(parents=True)
+        (d / "01-demo" / "alpha.cu" / "inner.cu").write_text("x")
+        os.mkfifo(d / "01-demo" / "beta.cu")
+        s = submissions.map_files(d, self.exercises)
+        self.assertEqual((s.files, s.missing), ({}, []))
+        self.assertEqual(s.problems["1.1"], "01-demo/alpha.cu is a folder, not a file (refused)")
+        self.assertEqual(s.problems["1.2"],
+                         "01-demo/beta.cu is a FIFO, socket or device, not a file (refused)")
+
+    def test_file_in_a_place_not_looked_at_is_named(self):
+        """The layout two folders deep, or two copies side by side: the exercise is not
+        submitted, and the report names where its file is and why it was not taken."""
+        s = self.mapped(["outer/inner/01-demo/alpha.cu", "outer/inner/01-demo/beta.cu"])
+        self.assertEqual(sorted(s.missing), ["1.1", "1.2"])
+        self.assertEqual(s.misplaced["1.1"], ["outer/inner/01-demo/alpha.cu"])
+        note = submissions.misplaced_note(self.exercises[0], s.misplaced["1.1"])
+        self.assertIn("at outer/inner/01-demo/alpha.cu, not where the grader looks", note)
+        self.assertIn("inside one wrapping folder", note)
+        self.assertIn("outer/inner/01-demo/alpha.cu (the name of 1.1's file, in a place the "
+                      "grader does not look)", s.ignored)
+        s = self.mapped(["copy1/01-demo/alpha.cu", "copy2/01-demo/alpha.cu", "01-demo/beta.cu"])
+        self.assertEqual(s.missing, ["1.1"])
+        self.assertEqual(list(s.files), ["1.2"])
+        note = submissions.misplaced_note(self.exercises[0], s.misplaced["1.1"])
+        self.assertIn("copy1/01-demo/alpha.cu, copy2/01-demo/alpha.cu", note)
+        self.assertIn("holds 2 copies", note)
+        self.assertNotIn("1.2", s.misplaced)
 
     def test_oversize_source_refused(self):
         d = self.tmp / "big"
