@@ -844,7 +844,7 @@ class MergeAndSlurmTest(unittest.TestCase):
         self.assertIn("#SBATCH --array=0-2", array)
         self.assertIn("#SBATCH --gres=gpu:1", array)
         self.assertIn("#SBATCH --partition=gpu", array)
-        self.assertIn('--only "$entry"', array)
+        self.assertIn('--only="$entry"', array)
         self.assertIn(f"--shared-build {out / 'shared'}", array)
         self.assertIn("--seed 5", array)
         self.assertIn("--sanitize memcheck", array)
@@ -857,6 +857,47 @@ class MergeAndSlurmTest(unittest.TestCase):
             p = subprocess.run(["bash", "-n", str(d / name)], capture_output=True, text=True)
             self.assertEqual(p.returncode, 0, p.stderr)
         self.assertFalse((out / "gradebook.csv").exists())  # nothing graded
+
+    def test_slurm_task_of_an_entry_named_like_an_option(self):
+        """A submission named '-dash' (a leading '-'): its array task passes it to --only as
+        its value, not as an option of its own (argparse: 'expected one argument', the task
+        failed and the student was never graded)."""
+        import shlex
+        from cudalab_grade.clioptions import CLASS, parse_args
+        shutil.copytree(self.subs / "ann", self.subs / "-dash")
+        out = self.tmp / "out"
+        code, _, err = self.course.grade("--submissions", str(self.subs), "--out", str(out),
+                                         "--slurm")
+        self.assertEqual(code, 0, err)
+        d = out / "slurm"
+        self.assertEqual((d / "entries.txt").read_text().split("\n")[0], "-dash")
+        (line,) = [ln for ln in (d / "grade.sbatch").read_text().splitlines() if "--only" in ln]
+        line = line.split(" || ")[0].replace('"$entry"', shlex.quote("-dash"))
+        line = line.replace('"${SLURM_CPUS_PER_TASK:-4}"', "4")
+        argv = shlex.split(line)[1:]
+        with contextlib.redirect_stderr(io.StringIO()):
+            args = parse_args(argv, CLASS, "tools/grade-class", "")
+        self.assertEqual(args.only, ["-dash"])
+        self.assertEqual(args.out, out / "tasks" / "-dash")
+        # the grading of that task, as the array runs it
+        code, _, err = self.course.grade(*argv[:argv.index("--shared-build")], "-q")
+        self.assertEqual(code, 0, err)
+        self.assertTrue((out / "tasks" / "-dash" / "students" / "-dash" / "results.json").is_file())
+
+    def test_slurm_refuses_what_it_cannot_grade(self):
+        """--slurm with an --only that names no submission, or with no submission at all,
+        wrote an array of one task that failed (exit 0); now a usage error, nothing written."""
+        out = self.tmp / "out"
+        code, _, err = self.course.grade("--submissions", str(self.subs), "--out", str(out),
+                                         "--slurm", "--only", "nobody")
+        self.assertEqual(code, 2)
+        self.assertIn("no submission named nobody in", err)
+        empty = self.tmp / "empty"
+        empty.mkdir()
+        code, _, err = self.course.grade("--submissions", str(empty), "--out", str(out), "--slurm")
+        self.assertEqual(code, 2)
+        self.assertIn("no submission in", err)
+        self.assertFalse((out / "slurm").exists())
 
     def test_internal_error_in_one_submission(self):
         real = classgrade._prepare_inner
