@@ -286,6 +286,7 @@ def _grade_one(co: ClassOptions, sb: classbuild.SharedBuild, entry: submissions.
     b: Built | None = None
     try:
         b = fut.result()
+        start = time.monotonic()   # the tests' time, not this worker's wait for the build
         sub = b.sub or submissions.Submission(entry.student)
         if b.error:
             results = [_fixed(ex, co, GRADER_ERROR, b.error) for ex in co.exercises]

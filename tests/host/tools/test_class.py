@@ -899,6 +899,25 @@ class MergeAndSlurmTest(unittest.TestCase):
         self.assertIn("no submission in", err)
         self.assertFalse((out / "slurm").exists())
 
+    def test_test_seconds_leave_out_the_wait_for_the_build(self):
+        """'build X s, tests Y s': Y counted from when the GPU worker took the submission, the
+        build included (a compile of 48 s read 'tests 46 s' on a machine with no GPU)."""
+        real = classgrade._prepare
+
+        def slow(co, sb, entry):
+            time.sleep(2.0)
+            return real(co, sb, entry)
+
+        out = self.tmp / "out"
+        with mock.patch.object(classgrade, "_prepare", slow):
+            code, _, err = self.course.grade("--submissions", str(self.subs), "--out", str(out),
+                                             "--only", "ann", "-q")
+        self.assertEqual(code, 0, err)
+        c = json.loads((out / "students" / "ann" / "results.json").read_text())["cudalab"]
+        self.assertLess(c["test_seconds"], 1.5, c)
+        self.assertIn(f"tests {c['test_seconds']:g} s",
+                      (out / "students" / "ann" / "report.md").read_text())
+
     def test_internal_error_in_one_submission(self):
         real = classgrade._prepare_inner
 
