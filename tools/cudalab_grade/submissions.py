@@ -617,10 +617,20 @@ def map_files(folder: Path, exercises: list[Exercise], limits: Limits = Limits()
         sub.files[ex.id] = path
         sub.found_at[ex.id] = hit
     where = {f: i for i, fs in sub.misplaced.items() for f in fs}
-    sub.ignored = [f if f not in where else
-                   f"{f} (the name of {where[f]}'s file, in a place the grader does not look)"
-                   for f in files if f not in used] + ignored
+    listed = [f if f not in where else
+              f"{f} (the name of {where[f]}'s file, in a place the grader does not look)"
+              for f in files if f not in used] + ignored
+    # bounded, as --merge reads a results.json back (classreport.validate: 10000 texts of 4096
+    # characters at most in cudalab.files): a folder of 12000 files lost its student at merge
+    sub.ignored = [x if len(x) <= MAX_LISTED_CHARS else x[:MAX_LISTED_CHARS - 3] + "..."
+                   for x in listed[:MAX_LISTED]]
+    if len(listed) > MAX_LISTED:
+        sub.ignored.append(f"... and {len(listed) - MAX_LISTED} more (not listed)")
     return sub
+
+
+MAX_LISTED = 1000         # ignored paths listed in a student's report and results.json
+MAX_LISTED_CHARS = 1024   # characters of one listed path
 
 
 def _not_a_file(folder: Path, rel: str) -> str | None:

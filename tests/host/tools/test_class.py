@@ -832,6 +832,24 @@ class MergeAndSlurmTest(unittest.TestCase):
                       "outer/inner/01-demo/alpha.cu, not where the grader looks", cy)
         self.assertNotIn("no 01-demo/alpha.cu in the submission", cy)
 
+    def test_thousands_of_ignored_files_survive_the_merge(self):
+        """A submission with 12000 other files: its results.json listed each as ignored, and
+        --merge (Slurm's last step) refused it (more than 10000 texts in cudalab.files), so the
+        student was graded and then left out of the gradebook. The list is bounded."""
+        junk = self.subs / "ann" / "junk"
+        junk.mkdir()
+        for i in range(12000):
+            (junk / f"f{i}").touch()
+        out = self.tmp / "out"
+        code, _, err = self.course.grade("--submissions", str(self.subs), "--out", str(out), "-q")
+        self.assertEqual(code, 0, err)
+        files = json.loads((out / "students" / "ann" / "results.json").read_text())["cudalab"]["files"]
+        self.assertEqual(len(files["ignored"]), submissions.MAX_LISTED + 1)
+        self.assertEqual(files["ignored"][-1], f"... and {12000 - submissions.MAX_LISTED} more (not listed)")
+        code, err, rows, _ = self.merge(out)
+        self.assertEqual((code, err), (0, ""))
+        self.assertEqual(rows["ann"]["total"], "15.0")
+
     def test_slurm_scripts(self):
         out = self.tmp / "out"
         code, stdout, _ = self.course.grade("--submissions", str(self.subs), "--out", str(out),
