@@ -850,6 +850,32 @@ class MergeAndSlurmTest(unittest.TestCase):
         self.assertEqual((code, err), (0, ""))
         self.assertEqual(rows["ann"]["total"], "15.0")
 
+    def test_a_reason_quoting_100k_characters_survives_the_merge(self):
+        """A warp mask written as a literal of 100000 digits is quoted in the forbidden-API
+        reason: results.json held a reason of 100 KB, which --merge refuses (over 64 KiB), so
+        under Slurm the student was graded and then left out of the gradebook."""
+        mask = "0x" + "0" * 100000 + "7fffffffu"
+        (self.subs / "bob" / "01-demo" / "alpha.cu").write_text(
+            src("pass", f"__global__ void k() {{ __syncwarp({mask}); }}\n"))
+        out = self.tmp / "out"
+        code, _, err = self.course.grade("--submissions", str(self.subs), "--out", str(out), "-q")
+        self.assertEqual(code, 0, err)
+        e = json.loads((out / "students" / "bob" / "results.json").read_text())["cudalab"]["exercises"][0]
+        self.assertEqual(e["status"], "forbidden")
+        self.assertTrue(e["reason"].startswith("warp mask: `__syncwarp(0x000"), e["reason"][:80])
+        self.assertIn("000...000", e["reason"])
+        self.assertIn("7fffffffu)` (line 2) is a constant mask (0x7fffffff)", e["reason"])
+        self.assertLess(len(e["reason"]), 2000)
+        # whatever a reason quotes, what is written for a student stays within --merge's limits
+        long = classgrade._bounded("x" * 100000, classgrade.MAX_REASON)
+        self.assertTrue(long.endswith(f" ... ({100000 - classgrade.MAX_REASON} more characters cut)"))
+        lines = classgrade._bounded_lines(["y" * 1000] * 3000, classgrade.MAX_DETAILS)
+        self.assertLess(sum(map(len, lines)), classgrade.MAX_DETAILS + 200)
+        self.assertRegex(lines[-1], r"^\.\.\. \(\d+ more lines cut\)$")
+        code, err, rows, _ = self.merge(out)
+        self.assertEqual((code, err), (0, ""))
+        self.assertEqual(rows["bob"]["problems"], "1.1: forbidden API")
+
     def test_slurm_scripts(self):
         out = self.tmp / "out"
         code, stdout, _ = self.course.grade("--submissions", str(self.subs), "--out", str(out),
