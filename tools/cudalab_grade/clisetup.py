@@ -130,7 +130,12 @@ def prepare_build(args, exercises, opts: Options, say, extra: dict[str, str] | N
             if problem is not None:
                 raise problem
     remaining = {t: s for t, s in wanted.items() if t not in opts.not_built}
-    opts.not_built.update(build.unbuilt(opts.build_dir, remaining, args.no_build))
+    unbuilt = build.unbuilt(opts.build_dir, remaining, args.no_build)
+    for t, (reason, details) in unbuilt.items():
+        hint = build.encoding_hint(opts.root / remaining[t]) if reason == "did not compile" else None
+        if hint:   # nvcc's errors ('invalid preprocessing directive #i') do not say why
+            details.append(hint)
+    opts.not_built.update(unbuilt)
 
 
 def no_gpu_message(why: str) -> str:

@@ -876,6 +876,20 @@ class MergeAndSlurmTest(unittest.TestCase):
         self.assertEqual((code, err), (0, ""))
         self.assertEqual(rows["bob"]["problems"], "1.1: forbidden API")
 
+    def test_file_saved_as_utf16_is_named_so(self):
+        """A file saved as UTF-16 did not compile with errors that do not say why; the report
+        now says what the file is and what to do."""
+        (self.subs / "bob" / "01-demo" / "alpha.cu").write_bytes(
+            b"\xff\xfe" + src("pass").encode("utf-16-le"))
+        out = self.tmp / "out"
+        code, _, err = self.course.grade("--submissions", str(self.subs), "--out", str(out), "-q")
+        self.assertEqual(code, 0, err)
+        report = (out / "students" / "bob" / "report.md").read_text()
+        self.assertIn("did not compile", report)
+        self.assertIn("alpha.cu is saved as UTF-16 text (it starts with a UTF-16 byte-order "
+                      "mark): the compiler reads UTF-8", report)
+        self.assertNotIn("UTF", (out / "students" / "ann" / "report.md").read_text())
+
     def test_slurm_scripts(self):
         out = self.tmp / "out"
         code, stdout, _ = self.course.grade("--submissions", str(self.subs), "--out", str(out),

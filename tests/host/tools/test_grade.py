@@ -1332,6 +1332,23 @@ class CompileOnlyTest(GradeTestCase):
                     "compile_error", f"not built: starter/01-demo/alpha.cu is {kind}, not a file"))
                 self.assertEqual(opened, [])
 
+    def test_file_saved_as_utf16_is_named_so(self):
+        """A file saved as UTF-16 (an editor on Windows): nvcc says 'invalid preprocessing
+        directive #i', which does not say why; the details now do."""
+        alpha = self.tree.root / "starter" / "01-demo" / "alpha.cu"
+        alpha.write_bytes(b"\xff\xfe" + "#include <x>\nvoid alpha() {}\n".encode("utf-16-le"))
+        self.tree.build_output.write_text(
+            "[1/2] Building CUDA object x.o\nFAILED: x.o\n"
+            f"{self.tree.root}/starter/01-demo/alpha.cu:1:4: error: invalid preprocessing directive #i\n"
+            "ninja: build stopped: subcommand failed.\n")
+        self.tree.env["FAKE_CMAKE_RC"] = "1"
+        self.built("beta_test_starter")
+        code, out, _ = self.tree.grade("--compile-only", "-q")
+        self.assertEqual(code, 1)
+        self.assertIn("alpha.cu is saved as UTF-16 text (it starts with a UTF-16 byte-order mark): "
+                      "the compiler reads UTF-8; save it as UTF-8", out)
+        self.assertEqual(out.count("saved as UTF-16"), 1, out)   # beta, plain text, has none
+
     def test_usage(self):
         for extra in (["--no-build"], ["--json", "-"], ["--csv", "x.csv"]):
             code, _, err = self.tree.grade("--compile-only", *extra)
