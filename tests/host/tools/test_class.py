@@ -956,6 +956,11 @@ class MergeAndSlurmTest(unittest.TestCase):
         self.assertEqual(code, 2)
         self.assertIn("no submission in", err)
         self.assertFalse((out / "slurm").exists())
+        shutil.copytree(self.subs / "ann", self.subs / "two\nlines")   # entries.txt: one a line
+        code, _, err = self.course.grade("--submissions", str(self.subs), "--out", str(out), "--slurm")
+        self.assertEqual(code, 2)
+        self.assertIn("has a line break in its name", err)
+        self.assertFalse((out / "slurm").exists())
 
     def test_test_seconds_leave_out_the_wait_for_the_build(self):
         """'build X s, tests Y s': Y counted from when the GPU worker took the submission, the
