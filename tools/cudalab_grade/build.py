@@ -387,6 +387,23 @@ def compile_errors(log_text: str, source: str, target: str, limit: int = 10) -> 
     return unique
 
 
+def encoding_hint(path: Path) -> str | None:
+    """Why a file that did not compile may be no C++ the compiler can read: saved as UTF-16
+    (nvcc then reads '#include' as '#i' and a NUL), which an editor on Windows may do; None
+    when it looks like text of 8-bit characters."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return None
+    bom = head.startswith((b"\xff\xfe", b"\xfe\xff"))
+    if bom or (len(head) >= 64 and head.count(0) * 4 >= len(head)):
+        return (f"{path.name} is saved as UTF-16 text" + (" (it starts with a UTF-16 byte-order "
+                "mark)" if bom else " (every other byte is a NUL)") + ": the compiler reads "
+                "UTF-8; save it as UTF-8 (in your editor: Save with Encoding, UTF-8)")
+    return None
+
+
 def unbuilt(build_dir: Path, wanted: dict[str, str], no_build: bool,
             check_fresh: bool = True) -> dict[str, tuple[str, list[str]]]:
     """target -> (reason, details) for each wanted target (target -> source) not built.

@@ -331,7 +331,8 @@ def build_exercise(sb: SharedBuild, ex: Exercise, copy_root: Path, targets: list
         errors = build.compile_errors(p.output, rel_src, ex.test_target("starter"))
         errors = [re.sub(r"(?<![\w/])(?:\.\./)+(?=starter/)", "", e.replace(str(copy_root) + "/", ""))
                   for e in errors]
-        return fail("did not compile", errors or [gtest_tail(p.output)])
+        hint = build.encoding_hint(copy_root / rel_src)
+        return fail("did not compile", (errors or [gtest_tail(p.output)]) + [hint] * bool(hint))
     for t in targets:
         if t not in sb.link_cmd:
             out.not_built[t] = (f"not built: {sb.problems.get(t, 'no link command')}", [])

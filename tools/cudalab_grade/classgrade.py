@@ -242,7 +242,9 @@ def _prepare_inner(co: ClassOptions, sb: classbuild.SharedBuild, b: Built) -> No
             opts.verdicts[ex.id] = (REJECTED, f"file refused: {sub.problems[ex.id]}", [])
         elif ex.id in sub.missing and not co.grade_missing:
             opts.verdicts[ex.id] = (NOT_SUBMITTED, "not submitted (the starter's file scores 0)",
-                                    [f"no {ex.chapter_dir}/{ex.file} in the submission"])
+                                    [submissions.misplaced_note(ex, sub.misplaced[ex.id])
+                                     if ex.id in sub.misplaced else
+                                     f"no {ex.chapter_dir}/{ex.file} in the submission"])
     with (student_dir / "build.log").open("w") as log:
         for ex in co.exercises:
             if ex.id in opts.verdicts:
@@ -284,6 +286,7 @@ def _grade_one(co: ClassOptions, sb: classbuild.SharedBuild, entry: submissions.
     b: Built | None = None
     try:
         b = fut.result()
+        start = time.monotonic()   # the tests' time, not this worker's wait for the build
         sub = b.sub or submissions.Submission(entry.student)
         if b.error:
             results = [_fixed(ex, co, GRADER_ERROR, b.error) for ex in co.exercises]
@@ -356,6 +359,33 @@ def _fixed(ex: Exercise, co: ClassOptions, status: str, reason: str) -> Result:
     return Result(ex, max_points(ex, opts), status=status, reason=reason)
 
 
+# Characters of one exercise's reason (and of a submission's rejection) and of its details in
+# what is written for a student: --merge refuses a results.json whose reason passes 64 KiB or
+# whose test output passes 4 MiB (classreport.validate), and a student's text can be that long
+# (a warp mask written as a literal of 100000 digits is quoted in the reason).
+MAX_REASON = 8 << 10
+MAX_DETAILS = 1 << 20
+
+
+def _bounded(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]} ... ({len(text) - limit} more characters cut)"
+
+
+def _bounded_lines(lines: list[str], limit: int) -> list[str]:
+    out, size = [], 0
+    for i, line in enumerate(lines):
+        if size + len(line) > limit:
+            out.append(_bounded(line, max(0, limit - size)))
+            if i + 1 < len(lines):
+                out.append(f"... ({len(lines) - i - 1} more lines cut)")
+            break
+        out.append(line)
+        size += len(line) + 1
+    return out
+
+
 def _write_student(co: ClassOptions, sb: classbuild.SharedBuild | None, entry: submissions.Entry,
                    b: Built | None, results: list[Result], seconds: float, slot: str | None
                    ) -> dict:
@@ -377,6 +407,10 @@ def _write_student(co: ClassOptions, sb: classbuild.SharedBuild | None, entry: s
         for r in results:
             r.reason = redact_seed(r.reason, co.seed)
             r.details = [redact_seed(d, co.seed) for d in r.details]
+    for r in results:   # what --merge reads back must pass classreport.validate
+        r.reason = _bounded(r.reason, MAX_REASON)
+        r.details = _bounded_lines(r.details, MAX_DETAILS)
+    rejected = _bounded(sub.rejected, MAX_REASON) if sub.rejected else sub.rejected
     meta = {"student": entry.student, "entry": entry.path.name, "implementation": "submission",
             "seed": None if hide else co.seed, "seed_hidden": hide,
             "perf": co.perf, "sanitize": list(co.sanitize),
@@ -384,7 +418,7 @@ def _write_student(co: ClassOptions, sb: classbuild.SharedBuild | None, entry: s
             "hidden_suites": sorted((ex.id for ex in co.exercises if ex.slug in sb.hidden),
                                     key=_id_key) if sb else [],
             "gpu": slot,
-            "rejected": sub.rejected, "files": files, "warnings": warnings,
+            "rejected": rejected, "files": files, "warnings": warnings,
             "build_seconds": b.build_seconds if b else 0.0, "test_seconds": seconds}
     text = report.gradescope(results, meta)
     (d / "results.json").write_bytes(text.encode())
@@ -392,7 +426,7 @@ def _write_student(co: ClassOptions, sb: classbuild.SharedBuild | None, entry: s
     _, got, best = report.totals(results)
     notes = []
     if sub.rejected:
-        notes.append(f"submission rejected: {sub.rejected}")
+        notes.append(f"submission rejected: {rejected}")
     notes += warnings
     notes.append(f"build {meta['build_seconds']:g} s, tests {seconds:g} s"
                  + (f" on GPU {slot}" if slot is not None else ""))

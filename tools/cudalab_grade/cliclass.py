@@ -76,6 +76,15 @@ def run_class(args, root: Path, exercises, tools) -> int:
         entries = submissions.discover(subs)
         if args.only:
             entries = [e for e in entries if e.path.name in args.only or e.student in args.only]
+            missing = set(args.only) - {e.path.name for e in entries} - {e.student for e in entries}
+            if missing:
+                raise UsageError(f"no submission named {', '.join(sorted(missing))} in {subs}")
+        if not entries:
+            raise UsageError(f"no submission in {subs}: no Slurm array to write")
+        for e in entries:
+            if "\n" in e.path.name or "\r" in e.path.name:
+                raise UsageError(f"the submission {e.path.name!r} has a line break in its name, "
+                                 "which the Slurm scripts' list of entries cannot hold: rename it")
         d = slurm.write_scripts(root, out, subs, entries, _passed_on(args),
                                 partition=args.slurm_partition, time_limit=args.slurm_time,
                                 cpus=args.jobs or 4)

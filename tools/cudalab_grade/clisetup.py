@@ -75,6 +75,20 @@ class BuildProgress:
             self.stream.flush()
 
 
+def not_a_file(path) -> str | None:
+    """What stands at path when it is there but no regular file (links followed, as the
+    compiler follows them): "a folder" or "a FIFO, socket or device"; None otherwise. The
+    compiler would wait forever on a FIFO, and the checks would read it."""
+    import stat
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return None if stat.S_ISREG(mode) else "a FIFO, socket or device"
+
+
 def prepare_build(args, exercises, opts: Options, say, extra: dict[str, str] | None = None) -> None:
     """Configure and build what is needed (and the `extra` targets); record in opts what is
     not built.
@@ -82,6 +96,13 @@ def prepare_build(args, exercises, opts: Options, say, extra: dict[str, str] | N
     Raises build.SetupError when the machine lacks a tool or CMake's configure fails:
     that is never the student's "did not compile"."""
     wanted = wanted_targets(exercises, opts) | (extra or {})
+    for target, src in list(wanted.items()):   # built from no file: never handed to the build
+        kind = not_a_file(opts.root / src)
+        if kind is not None:
+            opts.not_built[target] = (f"not built: {src} is {kind}, not a file",
+                                      [f"{src} must be the exercise's source file (the starter's "
+                                       "file, edited); put the file back in its place"])
+            del wanted[target]
     if not args.no_build:
         cache = (opts.build_dir / "CMakeCache.txt").exists()
         # build/default after a failed configure has a cache but no build.ninja: configure again
@@ -109,7 +130,12 @@ def prepare_build(args, exercises, opts: Options, say, extra: dict[str, str] | N
             if problem is not None:
                 raise problem
     remaining = {t: s for t, s in wanted.items() if t not in opts.not_built}
-    opts.not_built.update(build.unbuilt(opts.build_dir, remaining, args.no_build))
+    unbuilt = build.unbuilt(opts.build_dir, remaining, args.no_build)
+    for t, (reason, details) in unbuilt.items():
+        hint = build.encoding_hint(opts.root / remaining[t]) if reason == "did not compile" else None
+        if hint:   # nvcc's errors ('invalid preprocessing directive #i') do not say why
+            details.append(hint)
+    opts.not_built.update(unbuilt)
 
 
 def no_gpu_message(why: str) -> str:

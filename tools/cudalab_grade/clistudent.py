@@ -61,6 +61,8 @@ def compile_only(exercises, opts: Options) -> int:
         if not src.exists():
             c.forbidden = f"no file {ex.source(impl)}"
             c.clean = False
+        elif not src.is_file():   # a folder, or a FIFO the check would wait on
+            c.forbidden = f"not checked: {ex.source(impl)} is not a file"
         else:
             try:
                 rep = source.check_report(ex, src, build_dir=opts.build_dir, impl=impl, root=opts.root)

@@ -370,7 +370,7 @@ def _grade(ex: Exercise, opts: Options, res: Result) -> None:
         return source.check(ex, src, build_dir=opts.build_dir, impl=opts.implementation, root=opts.root)
 
     checking = None
-    if src.exists():
+    if src.is_file():   # a folder or FIFO in its place is not built (clisetup.prepare_build)
         if built and checks_beside_tests(opts):
             hit, tokens = source.check_object_first(ex, src, build_dir=opts.build_dir,
                                                     impl=opts.implementation, root=opts.root)

@@ -52,7 +52,10 @@ class Roster:
 
     @classmethod
     def load(cls, path: Path) -> "Roster":
+        import stat
         try:
+            if not stat.S_ISREG(path.stat().st_mode):   # a FIFO or /dev/stdin: read_bytes waits
+                raise RosterError(f"{path}: not a regular file")
             data = path.read_bytes()
         except OSError as e:
             raise RosterError(f"{path}: {e.strerror or e}") from None
@@ -66,6 +69,8 @@ class Roster:
 
     @classmethod
     def parse(cls, text: str, where: str = "roster") -> "Roster":
+        if "\n" not in text:   # an old Mac's CSV ends its lines with \r alone
+            text = text.replace("\r", "\n")
         reader = csv.reader(io.StringIO(text))
         try:
             header = next(reader)
@@ -77,6 +82,10 @@ class Roster:
         if "student" not in cols:
             raise RosterError(f"{where}: no 'student' column (the grader's student id) in its "
                               f"header: {', '.join(header)}")
+        twice = sorted({c for c in cols if c in FIELDS and cols.count(c) > 1})
+        if twice:
+            raise RosterError(f"{where}: the column {', '.join(repr(c) for c in twice)} appears "
+                              "more than once in its header: which one holds the ids?")
         known = tuple(f for f in FIELDS if f in cols)
         rows: dict[str, dict[str, str]] = {}
         try:

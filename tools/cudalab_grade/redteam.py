@@ -541,13 +541,27 @@ def recipe_dir_symlink(a: Attack, files: dict, ctx: Context, canary: str) -> str
     return folder.name
 
 
+def recipe_huge_mask(a: Attack, files: dict, ctx: Context, canary: str) -> str:
+    """1.1's starter with a __syncwarp whose constant mask is a literal of 100000 digits: the
+    warp-mask finding quoted it whole, a reason of 100 KB that --merge refuses (over 64 KiB),
+    so the merged gradebook (Slurm's) lost the student, and the LMS kept an older grade."""
+    rel = "01-reduce-scan-histogram/sum_atomic.cu"
+    text = (ctx.root / "starter" / rel).read_text()
+    mask = "0x" + "0" * 100000 + "7fffffffu"
+    text = text.replace("  // TODO(1.1): compute", f"  __syncwarp({mask});\n  // TODO(1.1): compute", 1)
+    path = ctx.subs / a.student_id / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"{text}// {canary}\n")
+    return a.student_id
+
+
 RECIPES = {"pax-huge": recipe_pax_huge, "pax-declared": recipe_pax_declared,
            "gnu-longname": recipe_gnu_longname, "gzip-bomb": recipe_gzip_bomb, "zip-bomb": recipe_zip_bomb,
            "zip-traversal": recipe_zip_traversal, "tar-symlink": recipe_tar_symlink,
            "tar-hardlink": recipe_tar_hardlink, "tar-device": recipe_tar_device,
            "many-members": recipe_many_members, "markdown-members": recipe_markdown_members,
            "markdown-reason": recipe_markdown_reason, "merge-forged": recipe_merge_forged,
-           "dir-symlink": recipe_dir_symlink}
+           "dir-symlink": recipe_dir_symlink, "huge-mask": recipe_huge_mask}
 
 
 # --------------------------------------------------------------------------- watching processes

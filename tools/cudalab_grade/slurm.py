@@ -70,7 +70,7 @@ def write_scripts(root: Path, out: Path, submissions_dir: Path, entries: list[En
         f"rm -f {_q(d / 'done')}/\"$SLURM_ARRAY_TASK_ID\"\n"
         f"rm -rf {_q(out)}/tasks/\"$entry\"\n"
         "# Slurm gives the task one GPU and sets CUDA_VISIBLE_DEVICES; the grader keeps it.\n"
-        f"{_q(grade)} --submissions {_q(submissions_dir)} --only \"$entry\" "
+        f"{_q(grade)} --submissions {_q(submissions_dir)} --only=\"$entry\" "
         f"--out {_q(out)}/tasks/\"$entry\" --shared-build {_q(out / 'shared')} "
         f"--jobs \"${{SLURM_CPUS_PER_TASK:-{cpus}}}\" --quiet {common} || test $? -eq 3\n"
         f"mkdir -p {_q(d / 'done')}\n"

@@ -505,7 +505,9 @@ def _warp_mask_finding(ex, c: Contract, use, raw, pre, shown: str) -> Finding:
     """The finding of a warp collective's mask (warpmask.MaskUse): what, where, why, what instead."""
     from . import warpmask
     written, via = _mask_as_written(use, raw, pre)
-    call = f"`{use.intrinsic}({written}, ...)`" if use.intrinsic != "__syncwarp" else f"`__syncwarp({written})`"
+    # as written, up to 120 characters: a literal of 100000 digits is no message
+    quoted = written if len(written) <= 120 else f"{written[:60]}...{written[-40:]}"
+    call = f"`{use.intrinsic}({quoted}, ...)`" if use.intrinsic != "__syncwarp" else f"`__syncwarp({quoted})`"
     where = f"line {use.line}{',' + via if via else ''}"
     instead = ("write cudalab::kFullMask (cudalab/warp.cuh) where all 32 lanes call it; where only some "
                "lanes call it, the ballot of those lanes, taken by the full warp before they branch; where "

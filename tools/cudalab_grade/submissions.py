@@ -93,6 +93,9 @@ class Submission:
     missing: list[str] = field(default_factory=list)        # exercise ids not submitted
     problems: dict[str, str] = field(default_factory=dict)  # exercise id -> why the file is refused
     ignored: list[str] = field(default_factory=list)        # other paths in the submission
+    # exercise id (of `missing`) -> files of the submission named like its file, in places the
+    # grader does not look (two folders deep, or two copies side by side)
+    misplaced: dict[str, list[str]] = field(default_factory=dict)
     rejected: str | None = None                             # why the whole submission is refused
 
 
@@ -593,10 +596,17 @@ def map_files(folder: Path, exercises: list[Exercise], limits: Limits = Limits()
         hit = next((c for c in candidates if c in present), None)
         if hit is None:
             link = next((c for c in candidates if (folder / c).is_symlink()), None)
+            odd = next(((c, k) for c in candidates if (k := _not_a_file(folder, c))), None)
             if link:
                 sub.problems[ex.id] = f"{link} is a symbolic link (refused)"
+            elif odd:
+                sub.problems[ex.id] = f"{odd[0]} is {odd[1]}, not a file (refused)"
             else:
                 sub.missing.append(ex.id)
+                named = [f for f in files if f.rsplit("/", 1)[-1] == ex.file
+                         and not f.startswith("__MACOSX/")]
+                if named:
+                    sub.misplaced[ex.id] = named
             continue
         used.add(hit)
         path = folder / hit
@@ -606,9 +616,59 @@ def map_files(folder: Path, exercises: list[Exercise], limits: Limits = Limits()
             continue
         sub.files[ex.id] = path
         sub.found_at[ex.id] = hit
-    sub.ignored = [f for f in files if f not in used] + ignored
+    where = {f: i for i, fs in sub.misplaced.items() for f in fs}
+    listed = [f if f not in where else
+              f"{f} (the name of {where[f]}'s file, in a place the grader does not look)"
+              for f in files if f not in used] + ignored
+    # bounded, as --merge reads a results.json back (classreport.validate: 10000 texts of 4096
+    # characters at most in cudalab.files): a folder of 12000 files lost its student at merge
+    sub.ignored = [x if len(x) <= MAX_LISTED_CHARS else x[:MAX_LISTED_CHARS - 3] + "..."
+                   for x in listed[:MAX_LISTED]]
+    if len(listed) > MAX_LISTED:
+        sub.ignored.append(f"... and {len(listed) - MAX_LISTED} more (not listed)")
     return sub
 
+
+MAX_LISTED = 1000         # ignored paths listed in a student's report and results.json
+MAX_LISTED_CHARS = 1024   # characters of one listed path
+
+
+def _not_a_file(folder: Path, rel: str) -> str | None:
+    """What stands at `rel` below folder when it is neither a regular file, a link nor absent
+    ("a folder", "a FIFO, socket or device"); None otherwise, and when a folder on the way is
+    a link (never followed)."""
+    p = folder
+    parts = rel.split("/")
+    for i, part in enumerate(parts):
+        p = p / part
+        try:
+            st = p.lstat()
+        except OSError:
+            return None
+        if stat.S_ISLNK(st.st_mode):
+            return None
+        if i < len(parts) - 1:
+            if not stat.S_ISDIR(st.st_mode):
+                return None
+        elif stat.S_ISDIR(st.st_mode):
+            return "a folder"
+        elif not stat.S_ISREG(st.st_mode):
+            return "a FIFO, socket or device"
+    return None
+
+
+def misplaced_note(ex: Exercise, paths: list[str]) -> str:
+    """Why the files named like ex's file (map_files' misplaced) were not taken, for the report."""
+    where = f"{ex.chapter_dir}/{ex.file}"
+    if len(paths) > 1:
+        why = (f"the submission holds {len(paths)} copies, and the grader takes the layout of "
+               "starter/ from one place only (the top, starter/, or one wrapping folder)")
+    else:
+        why = (f"the grader looks for {where} (or {ex.file} alone) at the top of the "
+               "submission, under starter/, or inside one wrapping folder, and nowhere else")
+    shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+    return (f"a file named {ex.file} is in the submission at {shown}, not where the grader "
+            f"looks for it: {why}; hand in one copy, laid out like starter/")
 
 def read_source(path: Path) -> bytes:
     """The bytes of a submitted file, refusing to follow a link."""

@@ -809,6 +809,87 @@ class MergeAndSlurmTest(unittest.TestCase):
         self.assertEqual(rows["b\\xffob"]["total"], "15.0")
         self.assertEqual(len(list((merged / "students").iterdir())), 4)
 
+    def test_folder_and_misplaced_files_are_explained(self):
+        """An exercise's path that is a folder is 'file refused' with what stands there; a file
+        handed in two folders deep is 'not submitted' with where it is, never 'no such file'."""
+        shutil.rmtree(self.subs / "bob" / "01-demo")
+        (self.subs / "bob" / "01-demo" / "alpha.cu").mkdir(parents=True)
+        (self.subs / "bob" / "01-demo" / "beta.cu").write_text(src("pass"))
+        deep = self.subs / "cy" / "outer" / "inner"
+        deep.mkdir(parents=True)
+        (self.subs / "cy" / "01-demo").rename(deep / "01-demo")
+        out = self.tmp / "out"
+        code, _, err = self.course.grade("--submissions", str(self.subs), "--out", str(out), "-q")
+        self.assertEqual(code, 0, err)
+        bob = json.loads((out / "students" / "bob" / "results.json").read_text())
+        self.assertEqual(bob["cudalab"]["exercises"][0]["status"], "rejected")
+        self.assertEqual(bob["cudalab"]["exercises"][0]["reason"],
+                         "file refused: 01-demo/alpha.cu is a folder, not a file (refused)")
+        self.assertEqual(bob["cudalab"]["exercises"][1]["status"], "passed")
+        cy = (out / "students" / "cy" / "report.md").read_text()
+        self.assertIn("not submitted", cy)
+        self.assertIn("a file named alpha.cu is in the submission at "
+                      "outer/inner/01-demo/alpha.cu, not where the grader looks", cy)
+        self.assertNotIn("no 01-demo/alpha.cu in the submission", cy)
+
+    def test_thousands_of_ignored_files_survive_the_merge(self):
+        """A submission with 12000 other files: its results.json listed each as ignored, and
+        --merge (Slurm's last step) refused it (more than 10000 texts in cudalab.files), so the
+        student was graded and then left out of the gradebook. The list is bounded."""
+        junk = self.subs / "ann" / "junk"
+        junk.mkdir()
+        for i in range(12000):
+            (junk / f"f{i}").touch()
+        out = self.tmp / "out"
+        code, _, err = self.course.grade("--submissions", str(self.subs), "--out", str(out), "-q")
+        self.assertEqual(code, 0, err)
+        files = json.loads((out / "students" / "ann" / "results.json").read_text())["cudalab"]["files"]
+        self.assertEqual(len(files["ignored"]), submissions.MAX_LISTED + 1)
+        self.assertEqual(files["ignored"][-1], f"... and {12000 - submissions.MAX_LISTED} more (not listed)")
+        code, err, rows, _ = self.merge(out)
+        self.assertEqual((code, err), (0, ""))
+        self.assertEqual(rows["ann"]["total"], "15.0")
+
+    def test_a_reason_quoting_100k_characters_survives_the_merge(self):
+        """A warp mask written as a literal of 100000 digits is quoted in the forbidden-API
+        reason: results.json held a reason of 100 KB, which --merge refuses (over 64 KiB), so
+        under Slurm the student was graded and then left out of the gradebook."""
+        mask = "0x" + "0" * 100000 + "7fffffffu"
+        (self.subs / "bob" / "01-demo" / "alpha.cu").write_text(
+            src("pass", f"__global__ void k() {{ __syncwarp({mask}); }}\n"))
+        out = self.tmp / "out"
+        code, _, err = self.course.grade("--submissions", str(self.subs), "--out", str(out), "-q")
+        self.assertEqual(code, 0, err)
+        e = json.loads((out / "students" / "bob" / "results.json").read_text())["cudalab"]["exercises"][0]
+        self.assertEqual(e["status"], "forbidden")
+        self.assertTrue(e["reason"].startswith("warp mask: `__syncwarp(0x000"), e["reason"][:80])
+        self.assertIn("000...000", e["reason"])
+        self.assertIn("7fffffffu)` (line 2) is a constant mask (0x7fffffff)", e["reason"])
+        self.assertLess(len(e["reason"]), 2000)
+        # whatever a reason quotes, what is written for a student stays within --merge's limits
+        long = classgrade._bounded("x" * 100000, classgrade.MAX_REASON)
+        self.assertTrue(long.endswith(f" ... ({100000 - classgrade.MAX_REASON} more characters cut)"))
+        lines = classgrade._bounded_lines(["y" * 1000] * 3000, classgrade.MAX_DETAILS)
+        self.assertLess(sum(map(len, lines)), classgrade.MAX_DETAILS + 200)
+        self.assertRegex(lines[-1], r"^\.\.\. \(\d+ more lines cut\)$")
+        code, err, rows, _ = self.merge(out)
+        self.assertEqual((code, err), (0, ""))
+        self.assertEqual(rows["bob"]["problems"], "1.1: forbidden API")
+
+    def test_file_saved_as_utf16_is_named_so(self):
+        """A file saved as UTF-16 did not compile with errors that do not say why; the report
+        now says what the file is and what to do."""
+        (self.subs / "bob" / "01-demo" / "alpha.cu").write_bytes(
+            b"\xff\xfe" + src("pass").encode("utf-16-le"))
+        out = self.tmp / "out"
+        code, _, err = self.course.grade("--submissions", str(self.subs), "--out", str(out), "-q")
+        self.assertEqual(code, 0, err)
+        report = (out / "students" / "bob" / "report.md").read_text()
+        self.assertIn("did not compile", report)
+        self.assertIn("alpha.cu is saved as UTF-16 text (it starts with a UTF-16 byte-order "
+                      "mark): the compiler reads UTF-8", report)
+        self.assertNotIn("UTF", (out / "students" / "ann" / "report.md").read_text())
+
     def test_slurm_scripts(self):
         out = self.tmp / "out"
         code, stdout, _ = self.course.grade("--submissions", str(self.subs), "--out", str(out),
@@ -821,7 +902,7 @@ class MergeAndSlurmTest(unittest.TestCase):
         self.assertIn("#SBATCH --array=0-2", array)
         self.assertIn("#SBATCH --gres=gpu:1", array)
         self.assertIn("#SBATCH --partition=gpu", array)
-        self.assertIn('--only "$entry"', array)
+        self.assertIn('--only="$entry"', array)
         self.assertIn(f"--shared-build {out / 'shared'}", array)
         self.assertIn("--seed 5", array)
         self.assertIn("--sanitize memcheck", array)
@@ -834,6 +915,71 @@ class MergeAndSlurmTest(unittest.TestCase):
             p = subprocess.run(["bash", "-n", str(d / name)], capture_output=True, text=True)
             self.assertEqual(p.returncode, 0, p.stderr)
         self.assertFalse((out / "gradebook.csv").exists())  # nothing graded
+
+    def test_slurm_task_of_an_entry_named_like_an_option(self):
+        """A submission named '-dash' (a leading '-'): its array task passes it to --only as
+        its value, not as an option of its own (argparse: 'expected one argument', the task
+        failed and the student was never graded)."""
+        import shlex
+        from cudalab_grade.clioptions import CLASS, parse_args
+        shutil.copytree(self.subs / "ann", self.subs / "-dash")
+        out = self.tmp / "out"
+        code, _, err = self.course.grade("--submissions", str(self.subs), "--out", str(out),
+                                         "--slurm")
+        self.assertEqual(code, 0, err)
+        d = out / "slurm"
+        self.assertEqual((d / "entries.txt").read_text().split("\n")[0], "-dash")
+        (line,) = [ln for ln in (d / "grade.sbatch").read_text().splitlines() if "--only" in ln]
+        line = line.split(" || ")[0].replace('"$entry"', shlex.quote("-dash"))
+        line = line.replace('"${SLURM_CPUS_PER_TASK:-4}"', "4")
+        argv = shlex.split(line)[1:]
+        with contextlib.redirect_stderr(io.StringIO()):
+            args = parse_args(argv, CLASS, "tools/grade-class", "")
+        self.assertEqual(args.only, ["-dash"])
+        self.assertEqual(args.out, out / "tasks" / "-dash")
+        # the grading of that task, as the array runs it
+        code, _, err = self.course.grade(*argv[:argv.index("--shared-build")], "-q")
+        self.assertEqual(code, 0, err)
+        self.assertTrue((out / "tasks" / "-dash" / "students" / "-dash" / "results.json").is_file())
+
+    def test_slurm_refuses_what_it_cannot_grade(self):
+        """--slurm with an --only that names no submission, or with no submission at all,
+        wrote an array of one task that failed (exit 0); now a usage error, nothing written."""
+        out = self.tmp / "out"
+        code, _, err = self.course.grade("--submissions", str(self.subs), "--out", str(out),
+                                         "--slurm", "--only", "nobody")
+        self.assertEqual(code, 2)
+        self.assertIn("no submission named nobody in", err)
+        empty = self.tmp / "empty"
+        empty.mkdir()
+        code, _, err = self.course.grade("--submissions", str(empty), "--out", str(out), "--slurm")
+        self.assertEqual(code, 2)
+        self.assertIn("no submission in", err)
+        self.assertFalse((out / "slurm").exists())
+        shutil.copytree(self.subs / "ann", self.subs / "two\nlines")   # entries.txt: one a line
+        code, _, err = self.course.grade("--submissions", str(self.subs), "--out", str(out), "--slurm")
+        self.assertEqual(code, 2)
+        self.assertIn("has a line break in its name", err)
+        self.assertFalse((out / "slurm").exists())
+
+    def test_test_seconds_leave_out_the_wait_for_the_build(self):
+        """'build X s, tests Y s': Y counted from when the GPU worker took the submission, the
+        build included (a compile of 48 s read 'tests 46 s' on a machine with no GPU)."""
+        real = classgrade._prepare
+
+        def slow(co, sb, entry):
+            time.sleep(2.0)
+            return real(co, sb, entry)
+
+        out = self.tmp / "out"
+        with mock.patch.object(classgrade, "_prepare", slow):
+            code, _, err = self.course.grade("--submissions", str(self.subs), "--out", str(out),
+                                             "--only", "ann", "-q")
+        self.assertEqual(code, 0, err)
+        c = json.loads((out / "students" / "ann" / "results.json").read_text())["cudalab"]
+        self.assertLess(c["test_seconds"], 1.5, c)
+        self.assertIn(f"tests {c['test_seconds']:g} s",
+                      (out / "students" / "ann" / "report.md").read_text())
 
     def test_internal_error_in_one_submission(self):
         real = classgrade._prepare_inner
@@ -2087,6 +2233,38 @@ class LayoutTest(unittest.TestCase):
         self.assertIn("symbolic link", s.problems["1.2"])
         self.assertIn("01-demo/notes.txt", s.ignored)
         self.assertIn("build/x.o", s.ignored)
+
+    def test_folder_or_fifo_at_the_files_place_is_refused_not_missing(self):
+        """A folder or a FIFO where the exercise's file goes was handed in: the report says
+        what stands there, not 'not submitted ... no such file in the submission'."""
+        d = self.tmp / "odd"
+        (d / "01-demo" / "alpha.cu").mkdir(parents=True)
+        (d / "01-demo" / "alpha.cu" / "inner.cu").write_text("x")
+        os.mkfifo(d / "01-demo" / "beta.cu")
+        s = submissions.map_files(d, self.exercises)
+        self.assertEqual((s.files, s.missing), ({}, []))
+        self.assertEqual(s.problems["1.1"], "01-demo/alpha.cu is a folder, not a file (refused)")
+        self.assertEqual(s.problems["1.2"],
+                         "01-demo/beta.cu is a FIFO, socket or device, not a file (refused)")
+
+    def test_file_in_a_place_not_looked_at_is_named(self):
+        """The layout two folders deep, or two copies side by side: the exercise is not
+        submitted, and the report names where its file is and why it was not taken."""
+        s = self.mapped(["outer/inner/01-demo/alpha.cu", "outer/inner/01-demo/beta.cu"])
+        self.assertEqual(sorted(s.missing), ["1.1", "1.2"])
+        self.assertEqual(s.misplaced["1.1"], ["outer/inner/01-demo/alpha.cu"])
+        note = submissions.misplaced_note(self.exercises[0], s.misplaced["1.1"])
+        self.assertIn("at outer/inner/01-demo/alpha.cu, not where the grader looks", note)
+        self.assertIn("inside one wrapping folder", note)
+        self.assertIn("outer/inner/01-demo/alpha.cu (the name of 1.1's file, in a place the "
+                      "grader does not look)", s.ignored)
+        s = self.mapped(["copy1/01-demo/alpha.cu", "copy2/01-demo/alpha.cu", "01-demo/beta.cu"])
+        self.assertEqual(s.missing, ["1.1"])
+        self.assertEqual(list(s.files), ["1.2"])
+        note = submissions.misplaced_note(self.exercises[0], s.misplaced["1.1"])
+        self.assertIn("copy1/01-demo/alpha.cu, copy2/01-demo/alpha.cu", note)
+        self.assertIn("holds 2 copies", note)
+        self.assertNotIn("1.2", s.misplaced)
 
     def test_oversize_source_refused(self):
         d = self.tmp / "big"

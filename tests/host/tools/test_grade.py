@@ -1350,6 +1350,66 @@ class CompileOnlyTest(GradeTestCase):
         self.assertRegex(out, r"1\.1 +alpha +compiles +uses forbidden API 'cub::' \(line 1\)")
         self.assertIn("1 fail the forbidden-API check", out)
 
+    def test_exercise_file_that_is_a_fifo_or_a_folder(self):
+        """starter/<file> a FIFO or a folder: the grader says so, never reads the FIFO (the
+        check read it, nvcc too: both waited forever) and never builds its programs."""
+        import threading
+        alpha = self.tree.root / "starter" / "01-demo" / "alpha.cu"
+        self.built("alpha_test_starter", "alpha_runner_starter", "beta_test_starter")
+        for kind in ("a FIFO, socket or device", "a folder"):
+            alpha.rmdir() if alpha.is_dir() else alpha.unlink()
+            (os.mkfifo if kind.startswith("a FIFO") else os.mkdir)(alpha)
+            opened, done = [], threading.Event()
+
+            def unblock():   # a reader of the FIFO gets its end of file (and is seen)
+                while not done.wait(0.1):
+                    try:
+                        os.close(os.open(alpha, os.O_WRONLY | os.O_NONBLOCK))
+                        opened.append(True)
+                    except OSError:
+                        pass
+            t = threading.Thread(target=unblock, daemon=True)
+            t.start()
+            try:
+                code, out, _ = self.tree.grade("--compile-only", "-q")
+            finally:
+                done.set()
+                t.join()
+            with self.subTest(kind=kind):
+                self.assertEqual(code, 1)
+                self.assertEqual(opened, [])
+                self.assertRegex(out, r"1\.1 +alpha +not built +not checked: "
+                                      r"starter/01-demo/alpha\.cu is not a")
+                self.assertIn(f"not built: starter/01-demo/alpha.cu is {kind}, not a file", out)
+                self.assertRegex(out, r"1\.2 +beta +compiles +none found")
+                (b,) = [c for c in self.tree.calls() if c.startswith("cmake --build")][-1:]
+                self.assertNotIn("alpha_", b)   # its programs were not built
+                self.assertIn("beta_test_starter", b)
+                self.tree.gpu = (True, "1 CUDA device(s) (fake)")
+                code, data, _ = self.tree.grade_json("1.1")
+                self.tree.gpu = (False, "no NVIDIA driver: libcuda.so.1 cannot be loaded")
+                e = self.exercise(data, "1.1")
+                self.assertEqual((e["status"], e["reason"]), (
+                    "compile_error", f"not built: starter/01-demo/alpha.cu is {kind}, not a file"))
+                self.assertEqual(opened, [])
+
+    def test_file_saved_as_utf16_is_named_so(self):
+        """A file saved as UTF-16 (an editor on Windows): nvcc says 'invalid preprocessing
+        directive #i', which does not say why; the details now do."""
+        alpha = self.tree.root / "starter" / "01-demo" / "alpha.cu"
+        alpha.write_bytes(b"\xff\xfe" + "#include <x>\nvoid alpha() {}\n".encode("utf-16-le"))
+        self.tree.build_output.write_text(
+            "[1/2] Building CUDA object x.o\nFAILED: x.o\n"
+            f"{self.tree.root}/starter/01-demo/alpha.cu:1:4: error: invalid preprocessing directive #i\n"
+            "ninja: build stopped: subcommand failed.\n")
+        self.tree.env["FAKE_CMAKE_RC"] = "1"
+        self.built("beta_test_starter")
+        code, out, _ = self.tree.grade("--compile-only", "-q")
+        self.assertEqual(code, 1)
+        self.assertIn("alpha.cu is saved as UTF-16 text (it starts with a UTF-16 byte-order mark): "
+                      "the compiler reads UTF-8; save it as UTF-8", out)
+        self.assertEqual(out.count("saved as UTF-16"), 1, out)   # beta, plain text, has none
+
     def test_usage(self):
         for extra in (["--no-build"], ["--json", "-"], ["--csv", "x.csv"]):
             code, _, err = self.tree.grade("--compile-only", *extra)

@@ -331,6 +331,20 @@ class WriteClassTest(unittest.TestCase):
             with self.subTest(why=why), self.assertRaisesRegex(lms.RosterError, why):
                 lms.Roster.parse(text)
 
+    def test_odd_but_honest_and_ambiguous_rosters(self):
+        """A header naming 'student' twice took the last column silently (another student's
+        id); a file of CR-only line ends (an old Mac's export) was 'not CSV'; a FIFO (or
+        /dev/stdin) as --roster waited forever."""
+        with self.assertRaisesRegex(lms.RosterError, "the column 'student' appears more than once"):
+            lms.Roster.parse("student,name,student\nann,Ann,bob\n")
+        r = lms.Roster.parse("student,name\rann,Ann\rbob,Bob\r")
+        self.assertEqual(r.get("bob", "name"), "Bob")
+        import os
+        fifo = Path(self._tmp.name) / "roster.fifo"
+        os.mkfifo(fifo)
+        with self.assertRaisesRegex(lms.RosterError, "not a regular file"):
+            lms.Roster.load(fifo)
+
 
 class MergeTest(unittest.TestCase):
     """--merge remakes the leaderboard and the LMS files from the runs' signed results."""
