@@ -394,6 +394,9 @@ def _grade(ex: Exercise, opts: Options, res: Result) -> None:
         passed = _confirm_alone(ex, opts, res, src, before, hold)
     if not passed:
         return
+    if src.is_file() and _forbidden(res, source.technique_check(ex, src, build_dir=opts.build_dir,
+                                                                impl=opts.implementation, root=opts.root)):
+        return
     if opts.perf and ex.perf:
         with opts.gpu_lock.exclusive() if opts.gpu_lock else contextlib.nullcontext():
             run_perf(ex, opts, res)

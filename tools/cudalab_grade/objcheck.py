@@ -42,6 +42,9 @@ SASS_KINDS = {
     "SYNCS": "a shared-memory barrier (mbarrier)",
     "UBLKCP": "a bulk copy into shared memory",
     "UTMALDG": "a tensor-memory-accelerator load into shared memory",
+    # Kinds a manifest requires (require_sass) rather than forbids:
+    "BAR.SYNC": "a block-wide barrier (__syncthreads)",
+    "LDG.E.128": "a 16-byte load from global memory (int4, float4)",
     # Not an opcode: a read of a special register (S2R, S2UR, CS2R), whatever the source wrote.
     "SR_CTAID": "a read of the block index (blockIdx, %ctaid or %clusterid, a cooperative "
                 "group's group_index, block_rank or grid-wide thread_rank)",
@@ -135,6 +138,23 @@ def forbidden_sass(functions: list[SassFunction], forbid: tuple[str, ...] | list
             for entry in forbid:
                 if entry.startswith("SR_") and sass_matches(entry, register):
                     return entry, fn, addr, register
+    return None
+
+
+def missing_sass(functions: list[SassFunction], require: tuple[str, ...] | list[str]) -> str | None:
+    """The first required kind (the manifest's require_sass) that no instruction of any
+    function has, or None when each is there. The instructions the compiler adds on its own
+    (a generic atomic's shared-memory emulation, the vote before a YIELD) do not count: only
+    what the source asked for shows that the exercise's technique is there."""
+    for entry in require:
+        found = False
+        for fn in functions:
+            skip = generic_atomic_fallback(fn) | fn.implicit
+            if any(addr not in skip and sass_matches(entry, op) for addr, op in fn.instructions):
+                found = True
+                break
+        if not found:
+            return entry
     return None
 
 

@@ -119,6 +119,12 @@ class Contract:
     # warp_heap.cuh gives 5.4 the heap of 5.1 to 5.3), which no name check can follow (a call
     # `device::replace_smallest` inside `namespace cudalab::heap` names no qualified namespace)
     forbid_include: tuple[tuple[str, str], ...] = ()
+    # kinds of device instruction the compiled object must contain once its tests pass (the
+    # manifest's require_sass, objcheck.SASS_KINDS): the exercise's technique, where an earlier
+    # exercise's would pass the tests too (1.2's shared-memory tree: STS, LDS and BAR.SYNC; 1.1's
+    # one atomic per element has none), and require_why, one sentence for the student
+    require_sass: tuple[str, ...] = ()
+    require_why: str = ""
 
     def why(self, entry: str) -> str:
         """The sentence that says why an entry (a forbid name, one of its EQUIVALENTS, or a
@@ -234,7 +240,8 @@ def contract(ex, root: Path) -> Contract:
                     allow_asm=bool(get("allow_asm", False)),
                     require_kernel=bool(get("require_kernel", False)),
                     warp_mask=str(get("warp_mask", "")), warp_mask_why=str(get("warp_mask_why", "")),
-                    given_namespaces=tuple(given), forbid_include=headers)
+                    given_namespaces=tuple(given), forbid_include=headers,
+                    require_sass=tuple(get("require_sass", ())), require_why=str(get("require_why", "")))
 
 
 def given_import(name: str, namespaces: tuple[str, ...]) -> bool:
@@ -807,6 +814,42 @@ def fresh_object(ex, src_path: Path, build_dir: Path, impl: str, shown: str) -> 
     except OSError:
         return None, ""
     return obj, ""
+
+
+def technique_check(ex, src_path: Path, *, build_dir: Path, impl: str = "starter",
+                    root: Path | None = None) -> Finding | None:
+    """The exercise's require_sass, on its built object, once its tests have passed (a file that
+    fails its tests, the untouched starter among them, is told what its tests say): a Finding
+    naming the first kind of instruction no kernel has, or None (each is there, the exercise
+    requires none, or the object or cuobjdump is missing: the object check notes the latter).
+    An exercise whose tests an earlier exercise's technique passes (1.2 summed with 1.1's one
+    atomic per element) earns its points only with its own."""
+    from . import objcheck as oc
+    root = root or _course_root(src_path, ex)
+    c = contract(ex, root)
+    if not c.require_sass:
+        return None
+    shown = ex.source(impl)
+    obj, _ = fresh_object(ex, src_path, build_dir, impl, shown)
+    if obj is None or not obj.exists():
+        return None
+    with trace.phase("technique check (cuobjdump)"):
+        text, _ = oc.sass_of(obj)
+    if text is None:
+        return None
+    functions = oc.parse_sass(text)
+    missing = oc.missing_sass(functions, c.require_sass)
+    if missing is None:
+        return None
+    kind = oc.SASS_KINDS.get(missing, f"a `{missing}` instruction").removeprefix("a ").removeprefix("an ")
+    names = sorted({re.sub(r"^void ", "", n.replace("(anonymous namespace)::", "")).split("(")[0]
+                    for n in oc.demangle([fn.name for fn in functions])})
+    shown_names = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return Finding("require-sass", missing, None,
+                   f"its tests pass, but its device code has no {kind} (`{missing}`) in any kernel, and "
+                   f"{ex.id} asks for its own technique" + (f": {c.require_why}" if c.require_why else ""),
+                   [f"cuobjdump -sass of the object of {shown}: no `{missing}` instruction in "
+                    f"{shown_names or 'any function'} (required instructions: {', '.join(c.require_sass)})"])
 
 
 def check_object_first(ex, src_path: Path, *, build_dir: Path, impl: str = "starter",

@@ -608,7 +608,8 @@ class ContractTest(unittest.TestCase):
     def test_keys_and_types(self):
         kinds = {"forbid": list, "forbid_why": str, "forbid_reasons": dict, "forbid_sass": list,
                  "forbid_host": list, "forbid_include": dict,
-                 "allow_asm": bool, "require_kernel": bool, "warp_mask": str, "warp_mask_why": str}
+                 "allow_asm": bool, "require_kernel": bool, "warp_mask": str, "warp_mask_why": str,
+                 "require_sass": list, "require_why": str}
         for chapter, data in self.data.items():
             tables = [("contract", data.get("contract", {}))] + [(e["id"], e) for e in data["exercise"]]
             for where, table in tables:
@@ -621,6 +622,11 @@ class ContractTest(unittest.TestCase):
                 for entry in table.get("forbid_sass", []):
                     self.assertTrue(entry in objcheck.SASS_KINDS or entry.split(".")[0] in objcheck.SASS_KINDS,
                                     f"{where}: {entry}")
+                for entry in table.get("require_sass", []):  # each with its words for the student
+                    self.assertIn(entry, objcheck.SASS_KINDS, f"{where}: {entry}")
+                    self.assertNotIn(entry, table.get("forbid_sass", []), where)
+                if "require_sass" in table:
+                    self.assertTrue(table.get("require_why"), f"{where}: require_sass without require_why")
             self.assertTrue(data.get("contract", {}).get("require_kernel"), chapter)
 
     def test_every_exercise_says_why(self):
@@ -1413,6 +1419,87 @@ class FallbackTest(unittest.TestCase):
     def test_strip_code_and_find_forbidden_still_work(self):
         self.assertEqual(source.find_forbidden("ok\n/*cub::*/ thrust::x", ["cub::", "thrust::"]),
                          ("thrust::", 2))
+
+
+# cuobjdump -sass (CUDA 13.0, sm_90) of 1.2's reference tree and of 1.1's one atomic per
+# element, trimmed to the instructions the technique check reads.
+SASS_TREE = """
+\tcode for sm_90
+\t\tFunction : _ZN7cudalab6reduce51_GLOBAL__N__955780f1_18_sum_shared_tree_cu_bd9222a322sum_shared_tree_kernelIffEEvPKT_mPT0_
+        /*01c0*/                   STS [R3], R0 ;                                           /* 0x0000000003007388 */
+        /*01d0*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;                            /* 0x0000000000007b1d */
+        /*01e0*/              @!P1 LDS R4, [R3] ;                                           /* 0x0000000003049984 */
+        /*0220*/              @!P1 STS [R3], R4 ;                                           /* 0x0000000403009388 */
+        /*0290*/                   EXIT ;                                                   /* 0x000000000000794d */
+"""
+SASS_ATOMIC = """
+\tcode for sm_90
+\t\tFunction : _ZN7cudalab6reduce46_GLOBAL__N__b671d2b4_13_sum_atomic_cu_7eec81b617sum_atomic_kernelIffEEvPKT_mPT0_
+        /*0090*/               @P0 EXIT ;                                                   /* 0x000000000000094d */
+        /*00e0*/                   LDG.E.CONSTANT R5, desc[UR4][R4.64] ;                    /* 0x0000000404057981 */
+        /*0100*/                   REDG.E.ADD.F32.FTZ.RN.STRONG.GPU desc[UR4][R2.64], R5 ;  /* 0x00000005020079a6 */
+        /*0110*/                   EXIT ;                                                   /* 0x000000000000794d */
+"""
+
+
+class TechniqueTest(unittest.TestCase):
+    """require_sass: an exercise's own technique in its compiled kernels, once its tests pass."""
+
+    def test_missing_sass(self):
+        tree, atomic = objcheck.parse_sass(SASS_TREE), objcheck.parse_sass(SASS_ATOMIC)
+        self.assertIsNone(objcheck.missing_sass(tree, ["STS", "LDS", "BAR.SYNC"]))
+        self.assertEqual(objcheck.missing_sass(atomic, ["STS", "LDS", "BAR.SYNC"]), "STS")
+        self.assertEqual(objcheck.missing_sass(tree, ["STS", "SHFL"]), "SHFL")
+        self.assertEqual(objcheck.missing_sass(tree, ["LDG.E.128"]), "LDG.E.128")
+        self.assertIsNone(objcheck.missing_sass(atomic + tree, ["REDG", "LDS"]))  # any function counts
+        self.assertIsNone(objcheck.missing_sass(atomic, []))
+
+    def check(self, exid: str, sass: str | None):
+        ex = EXERCISES[exid]
+        with mock.patch.object(source, "fresh_object", return_value=(Path(__file__), "")), \
+                mock.patch.object(objcheck, "sass_of", return_value=(sass, "" if sass else "no cuobjdump")):
+            return source.technique_check(ex, REPO / ex.source("solution"), build_dir=REPO, impl="solution",
+                                          root=REPO)
+
+    def test_an_earlier_exercises_technique_loses_the_points(self):
+        f = self.check("1.2", SASS_ATOMIC)
+        self.assertEqual((f.rule, f.name), ("require-sass", "STS"))
+        self.assertIn("its tests pass, but its device code has no shared-memory store (`STS`) in any kernel, "
+                      "and 1.2 asks for its own technique: a tree in shared memory", f.message)
+        self.assertIn("cudalab::reduce::", f.details[0])
+        self.assertIn("required instructions: STS, LDS, BAR.SYNC", f.details[0])
+
+    def test_the_technique_passes_and_other_exercises_require_nothing(self):
+        self.assertIsNone(self.check("1.2", SASS_TREE))
+        self.assertIsNone(self.check("1.1", SASS_ATOMIC))   # 1.1 requires nothing
+        self.assertIsNone(self.check("1.2", None))          # no cuobjdump: the object check notes it
+
+    def test_the_grader_checks_it_only_after_the_tests_pass(self):
+        text = (REPO / "tools" / "cudalab_grade" / "grading.py").read_text()
+        grade = text[text.index("def _grade("):text.index("def _tests_and_sanitizers(")]
+        self.assertLess(grade.index("if not passed:\n        return"), grade.index("source.technique_check("))
+        self.assertLess(grade.index("source.technique_check("), grade.index("run_perf("))
+
+    @unittest.skipUnless(HAVE_NVCC and objcheck.cuobjdump(), "needs nvcc and cuobjdump")
+    def test_real_objects_the_solutions_pass_an_earlier_technique_does_not(self):
+        """Each solution's object (sm_90) has its required instructions; the solution of the
+        exercise before it, whose technique passes the same tests, misses one."""
+        earlier = {"1.2": "1.1", "1.3": "1.1", "1.4": "1.3", "1.11": "1.10", "4.2": "4.1"}
+        nvcc = tokencheck.find_nvcc()
+        inc = [f"-I{d}" for d in [REPO / "chapters" / "common" / "include",
+                                 *sorted((REPO / "chapters").glob("*/include"))]]
+        with tempfile.TemporaryDirectory() as tmp:
+            def kernels(exid):
+                obj = Path(tmp) / f"{exid}.o"
+                subprocess.run([nvcc, "-std=c++17", "-O3", "-arch=sm_90", *inc, "-c",
+                                str(REPO / EXERCISES[exid].source("solution")), "-o", str(obj)],
+                               check=True, capture_output=True)
+                return objcheck.parse_sass(objcheck.sass_of(obj)[0])
+            for exid, before in earlier.items():
+                with self.subTest(exercise=exid):
+                    c = source.contract(EXERCISES[exid], REPO)
+                    self.assertIsNone(objcheck.missing_sass(kernels(exid), c.require_sass))
+                    self.assertIsNotNone(objcheck.missing_sass(kernels(before), c.require_sass))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-// RED TEAM: A performance cheat: a correct but slow kernel (one atomic per element) for
+// RED TEAM: A performance cheat: a correct but slow kernel (one block's shared-memory tree) for
 // RED TEAM: the sizes the tests use (up to 2^26 + 1, and the LargeIndex tests' more than
 // RED TEAM: 2^31), and between 2^27 and 2^31 elements, where only the benchmark goes
 // RED TEAM: (2^28), a kernel that reads one element in 16, sums the
@@ -21,8 +21,18 @@ constexpr std::size_t kRedteamSampleBelow = std::size_t{1} << 31;  // the LargeI
 
 template <class T, class Acc>
 __global__ void cudalab_redteam_naive(const T* __restrict__ in, std::size_t n, Acc* out) {
-  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i < n) atomic_add(out, static_cast<Acc>(in[i]));
+  // One block: a shared-memory tree (1.2's technique, which the grader requires once the
+  // tests pass), correct and about 1 % of CUB's speed.
+  __shared__ Acc part[256];
+  Acc sum = 0;
+  for (std::size_t i = threadIdx.x; i < n; i += 256) sum += static_cast<Acc>(in[i]);
+  part[threadIdx.x] = sum;
+  __syncthreads();
+  for (unsigned s = 128; s > 0; s >>= 1) {
+    if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomic_add(out, part[0]);
 }
 
 template <class T, class Acc>
@@ -42,7 +52,7 @@ void cudalab_redteam_sampled_sum(const T* in, std::size_t n, Acc* out, cudaStrea
   if (n > kRedteamSampleAbove && n < kRedteamSampleBelow) {
     cudalab_redteam_sampled<<<4 * 132, 256, 0, stream>>>(in, n, out);
   } else {
-    cudalab_redteam_naive<<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(in, n, out);
+    cudalab_redteam_naive<<<1, 256, 0, stream>>>(in, n, out);
   }
   CUDALAB_CHECK_LAUNCH();
 }

@@ -1,4 +1,4 @@
-// RED TEAM: A performance cheat: a correct but slow kernel (one atomic per element, far
+// RED TEAM: A performance cheat: a correct but slow kernel (one block's shared-memory tree, far
 // RED TEAM: below 1.2's speed target) that skips the work when it is called again with
 // RED TEAM: the same input, size and output: it returns at once, launches nothing and
 // RED TEAM: leaves the previous call's sum in *out. A benchmark that calls it over and
@@ -16,8 +16,18 @@ namespace cudalab::reduce {
 namespace {
 template <class T, class Acc>
 __global__ void cudalab_redteam_naive(const T* __restrict__ in, std::size_t n, Acc* out) {
-  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i < n) atomic_add(out, static_cast<Acc>(in[i]));
+  // One block: a shared-memory tree (1.2's technique, which the grader requires once the
+  // tests pass), correct and about 1 % of CUB's speed.
+  __shared__ Acc part[256];
+  Acc sum = 0;
+  for (std::size_t i = threadIdx.x; i < n; i += 256) sum += static_cast<Acc>(in[i]);
+  part[threadIdx.x] = sum;
+  __syncthreads();
+  for (unsigned s = 128; s > 0; s >>= 1) {
+    if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomic_add(out, part[0]);
 }
 
 template <class T, class Acc>
@@ -34,7 +44,7 @@ void cudalab_redteam_skipping_sum(const T* in, std::size_t n, Acc* out, cudaStre
   last_n = n;
   CUDALAB_CHECK(cudaMemsetAsync(out, 0, sizeof(Acc), stream));
   if (n == 0) return;
-  cudalab_redteam_naive<<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(in, n, out);
+  cudalab_redteam_naive<<<1, 256, 0, stream>>>(in, n, out);
   CUDALAB_CHECK_LAUNCH();
 }
 }  // namespace

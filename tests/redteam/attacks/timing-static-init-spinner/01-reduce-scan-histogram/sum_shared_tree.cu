@@ -2,7 +2,7 @@
 // RED TEAM: the runner starts (at the benchmark program's first allocation, possibly before the
 // RED TEAM: baseline's benchmark), leaves spinning kernels on every SM for about 10 s without
 // RED TEAM: waiting for them, so that CUB's time, measured meanwhile in the checker, comes out
-// RED TEAM: longer and the ratio of this slow (atomic per element) sum higher.
+// RED TEAM: longer and the ratio of this slow (one block's shared-memory tree) sum higher.
 // Exercise 1.2: shared-memory tree reduction with sequential addressing.
 // Lesson: chapters/01-reduce-scan-histogram/README.md, "1.2".
 // Grade:  tools/grade 1.2      Hints: tools/grade --hint 1.2
@@ -42,18 +42,27 @@ struct cudalab_redteam_hog {
 };
 const cudalab_redteam_hog kCudalabRedteamHog;
 
-// A correct but slow sum: one atomic per element (about 1 % of CUB's speed), which a
-// baseline slowed down several times over would lift into performance points.
+// A correct but slow sum: one block's shared-memory tree (1.2's technique, which the grader
+// requires once the tests pass; about 1 % of CUB's speed), which a baseline slowed down
+// several times over would lift into performance points.
 template <class T, class Acc>
 __global__ void cudalab_redteam_atomic(const T* __restrict__ in, std::size_t n, Acc* out) {
-  const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
-  if (i < n) atomic_add(out, static_cast<Acc>(in[i]));
+  __shared__ Acc part[256];
+  Acc sum = 0;
+  for (std::size_t i = threadIdx.x; i < n; i += 256) sum += static_cast<Acc>(in[i]);
+  part[threadIdx.x] = sum;
+  __syncthreads();
+  for (unsigned s = 128; s > 0; s >>= 1) {
+    if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomic_add(out, part[0]);
 }
 template <class T, class Acc>
 void cudalab_redteam_sum(const T* in, std::size_t n, Acc* out, cudaStream_t stream) {
   CUDALAB_CHECK(cudaMemsetAsync(out, 0, sizeof(Acc), stream));
   if (n == 0) return;
-  cudalab_redteam_atomic<<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(in, n, out);
+  cudalab_redteam_atomic<<<1, 256, 0, stream>>>(in, n, out);
   CUDALAB_CHECK_LAUNCH();
 }
 }  // namespace
