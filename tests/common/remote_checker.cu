@@ -5,7 +5,9 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -526,6 +528,18 @@ class Checker {
     return self.find("_test_", self.rfind('/') + 1) != std::string::npos;
   }
 
+  // Closes every descriptor from `first` on (a forked child, before exec: system calls only).
+  static void close_from(int first) {
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, static_cast<unsigned>(first), ~0u, 0u) == 0) return;
+#endif
+    rlimit lim{};
+    const long most = getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY
+                          ? static_cast<long>(std::min<rlim_t>(lim.rlim_cur, 1 << 20))
+                          : 65536;
+    for (long fd = first; fd < most; ++fd) close(static_cast<int>(fd));
+  }
+
   // Starts the runner if none runs. With `proposed`, before the address range
   // exists: the runner reserves one of region_size_ bytes where it can and
   // *proposed is its start; otherwise it must reserve region_ exactly.
@@ -566,6 +580,10 @@ class Checker {
       }
       const int in = open("/dev/null", O_RDONLY);
       if (in >= 0) dup2(in, 0);
+      // Only the socket (3) and stdio go to the runner: not the checker's other descriptors
+      // (the exported memory of every buffer it made, its CUDA context's device files), which a
+      // runner started again after a crash would otherwise hold, buffers no call gave it among them.
+      close_from(4);
       execvp(cargv[0], cargv.data());
       std::fprintf(stderr, "cudalab: cannot start the runner %s\n", cargv[0]);
       _exit(127);

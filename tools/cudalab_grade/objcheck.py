@@ -293,12 +293,16 @@ _DENY = [
     # cudaDeviceRegisterAsyncNotification runs a host callback, as cudaLaunchHostFunc does.
     # cudaGetExportTable hands out the driver's internal tables of functions, its API under no
     # name: the driver's copies past the runner's wrappers, as cudaGetDriverEntryPoint would.
-    ("is a CUDA call an exercise must not make (host callbacks, driver entry points, IPC, device reset, "
-     "the profiler, user objects)",
+    ("is a CUDA call an exercise must not make (host callbacks, driver entry points, IPC, external "
+     "memory, device reset, the profiler, user objects)",
      r"cudaLaunchHostFunc|cudaStreamAddCallback|cudaDevice(Un)?RegisterAsyncNotification|"
      r"cudaGetDriverEntryPoint\w*|cudaGetExportTable|"
      r"cudaIpc\w+|cudaDeviceReset|"
-     r"cudaProfilerSt\w+|cudaUserObject\w+"),
+     r"cudaProfilerSt\w+|cudaUserObject\w+|"
+     # external memory and semaphores: memory or synchronization of another API (or another
+     # process's, by a descriptor it left open) mapped into the exercise's context
+     r"cudaImportExternal\w+|cudaExternalMemory\w+|cudaDestroyExternal\w+|"
+     r"cuda(?:Signal|Wait)ExternalSemaphores\w*"),
     ("changes a setting of the device for the whole process (cudaDeviceSetLimit: the device stack "
      "size, the printf FIFO, the device heap; cudaSetDeviceFlags), which the grader's runner and "
      "the tests' later calls share",

@@ -1044,7 +1044,9 @@ class ObjectCheckTest(unittest.TestCase):
                  "std::__once_call": "thread synchronization", "__once_proxy": "thread synchronization",
                  "cudaDeviceSetLimit": "device stack size", "cudaSetDeviceFlags": "for the whole process",
                  "cudaLaunchHostFunc": "CUDA call", "cudaGetDriverEntryPoint": "CUDA call",
-                 "cudaGetExportTable": "CUDA call",
+                 "cudaGetExportTable": "CUDA call", "cudaImportExternalMemory": "external memory",
+                 "cudaExternalMemoryGetMappedBuffer": "external memory",
+                 "cudaSignalExternalSemaphoresAsync": "external memory",
                  "cudaDeviceRegisterAsyncNotification": "CUDA call",
                  "cuMemcpyDtoH_v2": "not on the grader's list", "qsort": "not on the grader's list",
                  # host memory that kernels write and the host reads: no copy for the guard to count

@@ -100,7 +100,8 @@ class Reader {
   }
   const char* get_raw(std::size_t bytes) {
     std::size_t off = align(16);
-    if (off + bytes > size_) throw std::length_error("cudalab remote: message too short");
+    // bytes comes from the message: a huge one must not wrap the sum past the check
+    if (off > size_ || bytes > size_ - off) throw std::length_error("cudalab remote: message too short");
     pos_ = off + bytes;
     return data_ + off;
   }
