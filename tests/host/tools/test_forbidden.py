@@ -1476,6 +1476,23 @@ class TechniqueTest(unittest.TestCase):
         self.assertIsNone(self.check("1.1", SASS_ATOMIC))   # 1.1 requires nothing
         self.assertIsNone(self.check("1.2", None))          # no cuobjdump: the object check notes it
 
+    def test_a_class_checks_the_object_it_compiled(self):
+        """Class grading compiles the student's object to build_dir/grade-obj/<slug>.o
+        (classbuild.build_exercise), not CMake's OBJECT library: that object is the one read."""
+        ex = EXERCISES["1.2"]
+        with tempfile.TemporaryDirectory() as tmp:
+            obj = Path(tmp) / "grade-obj" / f"{ex.slug}.o"
+            obj.parent.mkdir()
+            obj.write_bytes(b"")
+            read = []
+            def sass_of(path):
+                read.append(path)
+                return SASS_ATOMIC, ""
+            with mock.patch.object(objcheck, "sass_of", side_effect=sass_of):
+                f = source.technique_check(ex, REPO / ex.source("starter"), build_dir=Path(tmp), root=REPO)
+        self.assertEqual(read, [obj])
+        self.assertEqual(f.name, "STS")
+
     def test_the_grader_checks_it_only_after_the_tests_pass(self):
         text = (REPO / "tools" / "cudalab_grade" / "grading.py").read_text()
         grade = text[text.index("def _grade("):text.index("def _tests_and_sanitizers(")]
