@@ -1,3 +1,6 @@
+// RED TEAM: 1.11 done with 1.10's technique: every sample counted with a global atomic,
+// RED TEAM: no private sub-histogram in shared memory. Correct, and it passes every test;
+// RED TEAM: it must earn nothing (the technique check, once the tests pass).
 // Exercise 1.11: each block counts into a private sub-histogram in shared
 // memory, then merges it into the global histogram with one atomic per
 // non-zero bin.

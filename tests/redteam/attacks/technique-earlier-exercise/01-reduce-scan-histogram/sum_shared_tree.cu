@@ -1,3 +1,6 @@
+// RED TEAM: 1.2 done with 1.1's technique: every element added to *out with its own
+// RED TEAM: atomic, no shared-memory tree. Correct, and it passes every test; the exercise
+// RED TEAM: is the tree, so it must earn nothing (the technique check, once the tests pass).
 // Exercise 1.2: shared-memory tree reduction with sequential addressing.
 // Lesson: chapters/01-reduce-scan-histogram/README.md, "1.2".
 // Grade:  tools/grade 1.2      Hints: tools/grade --hint 1.2
