@@ -39,7 +39,7 @@ def _load_grade():
 
 
 grade_cli = _load_grade()
-from cudalab_grade import bench, build, cliclass, clioptions, clisetup, grading, gtest, report, source  # noqa: E402
+from cudalab_grade import bench, build, cliclass, clioptions, clisetup, grading, gtest, objcheck, report, source  # noqa: E402
 from cudalab_grade.manifest import UsageError, load_all, select  # noqa: E402
 
 MANIFEST = """
@@ -1814,6 +1814,49 @@ class ObjectFirstTest(GradeTestCase):
     def test_clean_checks_keep_the_tests_verdict(self):
         alpha = self.grade([], [])
         self.assertEqual((alpha["status"], alpha["reason"]), ("passed", "all 3 tests passed"))
+
+
+class TechniqueCheckTest(GradeTestCase):
+    """require_sass (source.technique_check): read once the tests pass, before --perf; its
+    finding takes the correctness points, and a file that fails its tests is told what they say."""
+
+    def setUp(self):
+        super().setUp()
+        manifest_path = self.tree.root / "chapters" / "01-demo" / "exercises.toml"
+        manifest_path.write_text(MANIFEST.replace(
+            'forbid = ["cub::"]\n',
+            'forbid = ["cub::"]\nrequire_sass = ["STS"]\nrequire_why = "a tree in shared memory"\n', 1))
+        obj = self.tree.build / "chapters" / "01-demo" / "CMakeFiles" / "cudalab_alpha_starter.dir" / "alpha.cu.o"
+        obj.parent.mkdir(parents=True)
+        obj.write_bytes(b"")
+
+    def grade(self, sass):
+        # the object's SASS: no instruction at all ("atomics": no STS), or any, with missing_sass mocked
+        with mock.patch.object(source, "check_tokens", return_value=source.Report([])), \
+                mock.patch.object(source, "check_object", return_value=source.Report([])), \
+                mock.patch.object(objcheck, "sass_of", return_value=(sass, "")):
+            _, data, _ = self.tree.grade_json("--no-build", "--fast", "1.1")
+        return self.exercise(data, "1.1")
+
+    def test_passing_tests_without_the_technique_score_nothing(self):
+        self.tree.passing("alpha")
+        alpha = self.grade("atomics")
+        self.assertEqual((alpha["status"], alpha["correctness_points"]), ("forbidden", 0))
+        self.assertIn("its tests pass, but its device code has no shared-memory store (`STS`) in any kernel, "
+                      "and 1.1 asks for its own technique: a tree in shared memory", alpha["reason"])
+
+    def test_the_technique_keeps_the_points(self):
+        self.tree.passing("alpha")
+        with mock.patch.object(objcheck, "missing_sass", return_value=None):
+            alpha = self.grade("tree")
+        self.assertEqual((alpha["status"], alpha["correctness_points"]), ("passed", 10))
+
+    def test_failing_tests_say_what_the_tests_say(self):
+        fake_test(self.tree.bin / "alpha_test_starter",
+                  gtest_json([("Alpha", "T0", "COMPLETED", ["wrong sum"])]), exit_code=1)
+        alpha = self.grade("atomics")
+        self.assertEqual(alpha["status"], "failed")
+        self.assertNotIn("technique", alpha["reason"])
 
 
 class TraceTest(GradeTestCase):
