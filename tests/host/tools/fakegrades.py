@@ -36,6 +36,8 @@ GRADED_AS = {
     "crash": {"1.1": ("failed", RUNNER_SEGV)},
     "oob": {"1.4": ("failed", "2 of 72 tests failed (all must pass for the points)")},
     "race": {"1.2": ("sanitizer", "compute-sanitizer racecheck: Race reported")},
+    "technique": {"1.2": ("forbidden", "its tests pass, but its device code has no shared-memory store (`STS`) "
+                                       "in any kernel, and 1.2 asks for its own technique")},
     "hog": {"1.1": ("memory", "killed: used more than 16384 MiB of host memory in X.Y")},
     "partial": {i: ("not_submitted", "not submitted (the starter's file scores 0)")
                 for i in ("1.3", "1.4")},

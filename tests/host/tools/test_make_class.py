@@ -89,7 +89,7 @@ class CheckTest(unittest.TestCase):
         cls.tmp = Path(cls._tmp.name)
         cls.dest = cls.tmp / "class"
         with contextlib.redirect_stdout(io.StringIO()):
-            assert make_class.main([str(cls.dest), "-n", "28"]) == 0   # each kind once, 14 more correct
+            assert make_class.main([str(cls.dest), "-n", "30"]) == 0   # each kind once, 15 more correct
         cls.expected = cls.tmp / "class.EXPECTED.csv"
         with cls.expected.open(newline="") as f:
             cls.kinds = {r["student"]: r["kind"] for r in csv.DictReader(f)}
@@ -134,10 +134,10 @@ class CheckTest(unittest.TestCase):
         rc, data, out, folder = self.check()
         self.assertEqual(rc, 0, out)
         self.assertTrue(data["passed"])
-        self.assertEqual((data["matching"], data["students"]), (28, 28))
+        self.assertEqual((data["matching"], data["students"]), (30, 30))
         self.assertEqual({k: v["matching"] for k, v in data["kinds"].items()},
                          {k: v["students"] for k, v in data["kinds"].items()})
-        self.assertIn("28 of 28 students graded as expected", out)
+        self.assertIn("30 of 30 students graded as expected", out)
         md = (folder / "class-check.md").read_text()
         self.assertIn("| student | kind | expected | got | ok |", md)
         crash = self.student("crash")
@@ -160,7 +160,7 @@ class CheckTest(unittest.TestCase):
         rc, data, out, folder = self.check({oob: {}})
         self.assertEqual(rc, 1)
         self.assertFalse(data["passed"])
-        self.assertEqual(data["matching"], 27)
+        self.assertEqual(data["matching"], 29)
         r = self.row(data, oob)
         self.assertFalse(r["ok"])
         self.assertEqual(r["problems"], ["1.4 passed with 10 points, expected failed or sanitizer, "
@@ -170,7 +170,7 @@ class CheckTest(unittest.TestCase):
         self.assertIn(f"| {oob} | oob | 1.4 failed or sanitizer | 1.1 passed 10/10; 1.2 passed 10/10; "
                       "1.3 passed 10/10; 1.4 passed 10/10 | **no**: 1.4 passed with 10 points", md)
         self.assertEqual(data["kinds"]["oob"], {"matching": 0, "students": 1})
-        self.assertEqual(data["kinds"]["correct"], {"matching": 15, "students": 15})
+        self.assertEqual(data["kinds"]["correct"], {"matching": 16, "students": 16})
 
     def test_each_kind_mismatch_is_caught(self):
         segv_exit = fakegrades.RUNNER_SEGV.replace("it was killed by SIGSEGV (exit code 139)",
@@ -185,6 +185,7 @@ class CheckTest(unittest.TestCase):
             "hang": ({"1.3": ("failed", "x")}, "1.3 failed with 0 points, expected timeout"),
             "crash": ({"1.1": ("failed", segv_exit)}, "1.1 failed with 0 points, expected crashed"),
             "race": ({"1.2": ("passed", "all passed")}, "1.2 passed with 10 points"),
+            "technique": ({"1.2": ("passed", "all passed")}, "1.2 passed with 10 points, expected forbidden"),
             "noisy": ({"1.1": ("passed", "all passed", 5)}, "1.1 passed with 5 points"),
             "hog": ({"1.1": ("failed", "x")}, "1.1 failed with 0 points, expected memory"),
             "partial": ({"1.4": ("failed", "x")}, "1.4 failed with 0 points, expected not_submitted"),
@@ -198,7 +199,7 @@ class CheckTest(unittest.TestCase):
                 r = self.row(data, self.student(kind))
                 self.assertFalse(r["ok"])
                 self.assertTrue(any(p.startswith(problem) for p in r["problems"]), r["problems"])
-        self.assertEqual(data["matching"], 28 - len(cases))
+        self.assertEqual(data["matching"], 30 - len(cases))
 
     def test_missing_unsigned_extra_and_unknown_students(self):
         gone, forged = self.student("hog"), self.student("wrong")
@@ -265,7 +266,7 @@ class CheckTest(unittest.TestCase):
         p = subprocess.run([sys.executable, str(ROOT / "tools" / "make-class"), "--check",
                             str(self.dest), str(out)], capture_output=True, text=True, timeout=120)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertIn("28 of 28 students graded as expected", p.stdout)
+        self.assertIn("30 of 30 students graded as expected", p.stdout)
 
 
 if __name__ == "__main__":
