@@ -921,7 +921,8 @@ SANITIZER_MARK = "========= "
 def sanitizer_finding(text: str) -> str | None:
     """The first error compute-sanitizer reports in `text` ('Invalid __global__ read of size 4
     bytes', 'Race reported between ...'), or None; its banner, summaries (ERROR SUMMARY,
-    RACECHECK SUMMARY), warnings and indented detail lines are no error. A line is read from
+    RACECHECK SUMMARY), warnings, a CUDA call's returned error ("Program hit ...") and indented
+    detail lines are no error. A line is read from
     its mark on, wherever it stands: the runner's output shares the log, and text it printed
     without a newline would otherwise hide the sanitizer's line behind it."""
     for line in text.splitlines():
@@ -929,7 +930,10 @@ def sanitizer_finding(text: str) -> str | None:
         while at >= 0:
             rest = line[at + len(SANITIZER_MARK):]
             said = rest.strip()
-            if said and not rest.startswith(" ") and not said.startswith(("COMPUTE-SANITIZER", "Warning")) \
+            # "Program hit cudaError... on CUDA API call to ...": a CUDA call that returned an error,
+            # which a correct program may make on purpose and handle (a bad argument's test)
+            if said and not rest.startswith(" ") and not said.startswith(("COMPUTE-SANITIZER", "Warning",
+                                                                          "Program hit")) \
                     and "SUMMARY:" not in said:
                 return said
             at = line.find(SANITIZER_MARK, at + 1)

@@ -1103,6 +1103,8 @@ class PerfAndSanitizerTest(GradeTestCase):
             "========= COMPUTE-SANITIZER\n=========     at k+0x10\n"
             "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"
             "========= Warning: (Warp Level Programming) Potential RAW hazard\n"
+            "========= Program hit cudaErrorInvalidValue (error 1) due to \"invalid argument\" on CUDA API "
+            "call to cudaMemsetAsync.\n"
             "========= ERROR SUMMARY: 0 errors\nplain text\n"))
         self.assertEqual(grading.sanitizer_finding("abc========= Race reported between Write access\n"),
                          "Race reported between Write access")
