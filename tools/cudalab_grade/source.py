@@ -839,6 +839,8 @@ def technique_check(ex, src_path: Path, *, build_dir: Path, impl: str = "starter
     if text is None:
         return None
     functions = oc.parse_sass(text)
+    if not functions:  # no SASS to read (a PTX-only object): the object check says so itself
+        return None
     missing = oc.missing_sass(functions, c.require_sass)
     if missing is None:
         return None

@@ -1475,6 +1475,7 @@ class TechniqueTest(unittest.TestCase):
         self.assertIsNone(self.check("1.2", SASS_TREE))
         self.assertIsNone(self.check("1.1", SASS_ATOMIC))   # 1.1 requires nothing
         self.assertIsNone(self.check("1.2", None))          # no cuobjdump: the object check notes it
+        self.assertIsNone(self.check("1.2", "\n"))          # no SASS (PTX only): the object check says so
 
     def test_a_class_checks_the_object_it_compiled(self):
         """Class grading compiles the student's object to build_dir/grade-obj/<slug>.o

@@ -1832,8 +1832,13 @@ class TechniqueCheckTest(GradeTestCase):
         obj.parent.mkdir(parents=True)
         obj.write_bytes(b"")
 
+    # cuobjdump -sass of a kernel that adds each element with a global atomic (no STS), trimmed
+    ATOMICS = ("\tcode for sm_90\n\t\tFunction : _Z6alphaPKiPx\n"
+               "        /*0100*/                   REDG.E.ADD.64.STRONG.GPU desc[UR4][R2.64], R4 ;  /* 0x0 */\n"
+               "        /*0110*/                   EXIT ;                                           /* 0x0 */\n")
+
     def grade(self, sass):
-        # the object's SASS: no instruction at all ("atomics": no STS), or any, with missing_sass mocked
+        # the object's SASS (ATOMICS: no STS), or any, with missing_sass mocked
         with mock.patch.object(source, "check_tokens", return_value=source.Report([])), \
                 mock.patch.object(source, "check_object", return_value=source.Report([])), \
                 mock.patch.object(objcheck, "sass_of", return_value=(sass, "")):
@@ -1842,7 +1847,7 @@ class TechniqueCheckTest(GradeTestCase):
 
     def test_passing_tests_without_the_technique_score_nothing(self):
         self.tree.passing("alpha")
-        alpha = self.grade("atomics")
+        alpha = self.grade(self.ATOMICS)
         self.assertEqual((alpha["status"], alpha["correctness_points"]), ("forbidden", 0))
         self.assertIn("its tests pass, but its device code has no shared-memory store (`STS`) in any kernel, "
                       "and 1.1 asks for its own technique: a tree in shared memory", alpha["reason"])
@@ -1850,13 +1855,13 @@ class TechniqueCheckTest(GradeTestCase):
     def test_the_technique_keeps_the_points(self):
         self.tree.passing("alpha")
         with mock.patch.object(objcheck, "missing_sass", return_value=None):
-            alpha = self.grade("tree")
+            alpha = self.grade(self.ATOMICS)
         self.assertEqual((alpha["status"], alpha["correctness_points"]), ("passed", 10))
 
     def test_failing_tests_say_what_the_tests_say(self):
         fake_test(self.tree.bin / "alpha_test_starter",
                   gtest_json([("Alpha", "T0", "COMPLETED", ["wrong sum"])]), exit_code=1)
-        alpha = self.grade("atomics")
+        alpha = self.grade(self.ATOMICS)
         self.assertEqual(alpha["status"], "failed")
         self.assertNotIn("technique", alpha["reason"])
 
