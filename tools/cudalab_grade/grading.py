@@ -922,9 +922,9 @@ def sanitizer_finding(text: str) -> str | None:
     """The first error compute-sanitizer reports in `text` ('Invalid __global__ read of size 4
     bytes', 'Race reported between ...'), or None; its banner, summaries (ERROR SUMMARY,
     RACECHECK SUMMARY), warnings, a CUDA call's returned error ("Program hit ...") and indented
-    detail lines are no error. A line is read from
-    its mark on, wherever it stands: the runner's output shares the log, and text it printed
-    without a newline would otherwise hide the sanitizer's line behind it."""
+    detail lines are no error. A line is read from its mark on, wherever it stands: the runner's
+    output shares the log, and text it printed without a newline would otherwise hide the
+    sanitizer's line behind it."""
     for line in text.splitlines():
         at = line.find(SANITIZER_MARK)
         while at >= 0:

@@ -1241,6 +1241,26 @@ class ObjectCheckTest(unittest.TestCase):
                 self.assertIsNone(text)
                 self.assertIn("nvdisasm", note)
 
+    def test_cuobjdump_runs_once_per_object_as_it_is_on_disk(self):
+        """The technique check after the tests reads the SASS the object check had before them:
+        one cuobjdump run per object until the file changes; a failed run is not kept."""
+        done = subprocess.CompletedProcess
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(objcheck, "cuobjdump", return_value="/x/cuobjdump"):
+            obj = Path(tmp) / "x.o"
+            obj.write_bytes(b"one")
+            with mock.patch.object(subprocess, "run", return_value=done([], 1, "", "fatal")) as run:
+                objcheck.sass_of(obj)
+                objcheck.sass_of(obj)
+            self.assertEqual(run.call_count, 2)
+            with mock.patch.object(subprocess, "run", return_value=done([], 0, SASS_SAMPLE, "")) as run:
+                self.assertEqual(objcheck.sass_of(obj), (SASS_SAMPLE, ""))
+                self.assertEqual(objcheck.sass_of(obj), (SASS_SAMPLE, ""))
+                self.assertEqual(run.call_count, 1)
+                obj.write_bytes(b"a rebuilt object")
+                objcheck.sass_of(obj)
+                self.assertEqual(run.call_count, 2)
+
     @unittest.skipUnless(shutil.which("g++") and shutil.which("nm"), "needs g++ and nm")
     def test_real_host_object(self):
         with tempfile.TemporaryDirectory() as tmp:
