@@ -273,6 +273,13 @@ class Checker {
     for (const Allocation* a : reach) serials.push_back(a->serial);
     const bool send = !(keep && have_kept_ && serials == kept_);
     have_kept_ = false;  // until the reply: a lost runner keeps nothing
+    // A call that reaches no buffer while the runner may still map earlier
+    // ones sends an empty kMap: the runner unmaps them before the call, so no
+    // call ever runs with buffers it was not given.
+    if (send && reach.empty() && runner_may_map_) {
+      if (!wire::send_message(sock_, wire::kMap, nullptr, 0, {}, flags)) lost("sending the buffers");
+    }
+    if (send) runner_may_map_ = false;  // a kMap unmaps everything the runner kept
     // The mappings of this call, in batches of at most kMaxFds descriptors.
     for (std::size_t first = 0; send && first < reach.size(); first += wire::kMaxFds) {
       const std::size_t last = std::min(reach.size(), first + wire::kMaxFds);
@@ -324,6 +331,7 @@ class Checker {
       kept_ = std::move(serials);
       have_kept_ = true;
     }
+    runner_may_map_ = keep;  // without kKeepMapped the runner unmapped them after the call
     return h.bytes;
   }
 
@@ -664,6 +672,7 @@ class Checker {
     sock_ = -1;
     kept_.clear();
     have_kept_ = false;
+    runner_may_map_ = false;  // the next runner starts with nothing mapped
     runner_end();
   }
 
@@ -737,6 +746,7 @@ class Checker {
   std::uint64_t serials_ = 0;  // allocations made so far (Allocation::serial)
   std::vector<std::uint64_t> kept_;  // what the runner keeps mapped (kKeepMapped), by serial
   bool have_kept_ = false;           // whether kept_ is known: a runner that keeps them answered
+  bool runner_may_map_ = false;      // the runner may still map buffers of an earlier call (kKeepMapped)
   int timed_calls_ = 0;
   double call_seconds_ = 0;
   double null_seconds_ = 0;

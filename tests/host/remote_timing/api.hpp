@@ -14,8 +14,15 @@ int busy(int ms);
 /// the buffer: the checker must notice), then returns.
 void poke(int* data, long long index, int value);
 
+/// Stores `value` at the address ~hidden from one device thread: an address
+/// the checker cannot see among the arguments, so it maps no buffer for the
+/// call; a runner that still maps an earlier call's buffer there must not
+/// reach it (the store faults).
+void poke_hidden(unsigned long long hidden, int value);
+
 }  // namespace cudalab::remote_timing
 
 #define CUDALAB_REMOTE_remote_timing(X)                         \
   X(int, cudalab::remote_timing, busy, (int ms), (ms))          \
-  X(void, cudalab::remote_timing, poke, (int* data, long long index, int value), (data, index, value))
+  X(void, cudalab::remote_timing, poke, (int* data, long long index, int value), (data, index, value)) \
+  X(void, cudalab::remote_timing, poke_hidden, (unsigned long long hidden, int value), (hidden, value))

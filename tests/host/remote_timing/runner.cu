@@ -22,6 +22,11 @@ void poke(int* data, long long index, int value) {
   poke_kernel<<<1, 1>>>(data, index, value);
   CUDALAB_CHECK_LAUNCH();
 }
+
+void poke_hidden(unsigned long long hidden, int value) {
+  poke_kernel<<<1, 1>>>(reinterpret_cast<int*>(~hidden), 0, value);
+  CUDALAB_CHECK_LAUNCH();
+}
 }  // namespace cudalab::remote_timing
 
 namespace cudalab::remote {

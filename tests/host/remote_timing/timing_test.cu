@@ -25,6 +25,7 @@ namespace {
 
 using cudalab::remote_timing::busy;
 using cudalab::remote_timing::poke;
+using cudalab::remote_timing::poke_hidden;
 
 TEST(RemoteTiming, NullCallIsTimedBeforeEachCallAndNeverRunsTheFunction) {
   EXPECT_EQ(busy(0), 1000);  // starts the runner; not timed
@@ -148,6 +149,12 @@ TEST(RemoteTiming, KeptMappingsServeTheSameBuffersAndNeverAStaleOne) {
   poke(c, 5, 78);
   EXPECT_EQ(read(c, 5), 78);
   EXPECT_EQ(cudalab_remote_call_times(nullptr, nullptr), 8);
+  // A call that reaches no buffer runs with none mapped, not with the last
+  // call's: its store to c's address (hidden from the checker) faults.
+  poke(c, 0, 1);
+  EXPECT_ANY_THROW(poke_hidden(~reinterpret_cast<unsigned long long>(c), 99))
+      << "a call that was given no buffer reached the buffer of the call before it";
+  EXPECT_EQ(read(c, 0), 1) << "a call that was given no buffer wrote into the buffer of the call before it";
   for (int* p : {b, c}) EXPECT_EQ(cudaFree(p), cudaSuccess);
 }
 
