@@ -9,13 +9,13 @@
 #include "cudalab/async_buffer.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/kdtree.cuh"
+#include "cudalab/warp.cuh"
 
 namespace cudalab::kdtree {
 namespace {
 
 constexpr int kBlock = 256;
 constexpr unsigned kMaxBlocks = 1024;  // partials reduced by one block of kMaxBlocks threads
-constexpr unsigned kFullMask = 0xffffffffu;
 
 // The reduction's element: a box and the smallest bad index seen.
 struct Partial {
@@ -57,7 +57,7 @@ __device__ __forceinline__ Partial shfl_down(const Partial& v, int offset) {
 // Block-wide reduction of one Partial per thread; the result is valid in
 // thread 0. blockDim.x is a multiple of 32, at most 1024.
 __device__ Partial block_reduce(Partial v, std::uint64_t n) {
-  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const unsigned lane = lane_id(), warp = warp_id();
   // BEGIN SOLUTION
   __shared__ Partial warp_totals[32];
   for (int offset = 16; offset > 0; offset /= 2) v = combine(v, shfl_down(v, offset));

@@ -10,6 +10,7 @@
 #include "cudalab/async_buffer.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/kdtree.cuh"
+#include "cudalab/warp.cuh"
 
 namespace cudalab::kdtree {
 namespace {
@@ -21,7 +22,6 @@ constexpr int kBlock = 256;                    // threads of the tile scan
 constexpr int kItems = 4;                      // consecutive elements per thread
 constexpr int kTile = kBlock * kItems;         // 1024 elements per tile
 constexpr int kCarryBlock = 1024;              // threads of the scan of the tile totals
-constexpr unsigned kFullMask = 0xffffffffu;
 
 // An element of the segmented scan: a head flag and a value (Schwartz's
 // segmented operator lifts + to these pairs).
@@ -39,7 +39,7 @@ __device__ __forceinline__ Seg combine(Seg a, Seg b) {
 
 // Inclusive scan of one Seg per lane of a full warp.
 __device__ __forceinline__ Seg warp_inclusive_scan(Seg x) {
-  const unsigned lane = threadIdx.x % 32;
+  const unsigned lane = lane_id();
   // TODO(7.3): log2(32) steps of __shfl_up_sync (flag and value) with
   // offsets 1, 2, 4, 8, 16; a lane at or past the offset combines the
   // value from below (the earlier one, on the left of combine) with its own.
@@ -52,7 +52,7 @@ __device__ __forceinline__ Seg warp_inclusive_scan(Seg x) {
 template <int kThreads>
 __device__ Seg block_exclusive_scan(Seg x, Seg& total) {
   __shared__ Seg warp_totals[kThreads / 32];
-  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const unsigned lane = lane_id(), warp = warp_id();
   const Seg inclusive = warp_inclusive_scan(x);
   Seg exclusive{__shfl_up_sync(kFullMask, inclusive.flag, 1), __shfl_up_sync(kFullMask, inclusive.value, 1)};
   if (lane == 0) exclusive = Seg{0u, 0u};
