@@ -12,6 +12,7 @@
 #include "cudalab/block_load_store.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/scan.cuh"
+#include "cudalab/tile_status.cuh"
 #include "cudalab/warp.cuh"
 
 namespace cudalab::scan {
@@ -28,19 +29,11 @@ constexpr int kMinBlocksPerSm = 8;
 static_assert(kVecs * kWarps == 32, "the (vector, warp) totals of a tile fill exactly one warp");
 static_assert(kTile == decoupled_lookback_tile, "the tile the header documents");
 
-// A tile's status word: the value in the high 32 bits, the status in the low
-// bits. One 64-bit word, so a reader sees a status and its value together.
-using Word = unsigned long long;
-constexpr unsigned kInvalid = 0;    // nothing published yet (cudaMemsetAsync 0)
-constexpr unsigned kAggregate = 1;  // value = the sum of this tile alone
-constexpr unsigned kPrefix = 2;     // value = the sum of this tile and every tile before it
-using StatusRef = cuda::atomic_ref<Word, cuda::thread_scope_device>;
-
-__device__ __forceinline__ Word make_word(unsigned status, unsigned value) {
-  return (static_cast<Word>(value) << 32) | status;
-}
-__device__ __forceinline__ unsigned status_of(Word w) { return static_cast<unsigned>(w) & 3u; }
-__device__ __forceinline__ unsigned value_of(Word w) { return static_cast<unsigned>(w >> 32); }
+// A tile's status word, given (cudalab/tile_status.cuh): the value in the
+// high 32 bits, the status in the low bits, one 64-bit word, so a reader sees
+// a status and its value together. From there: Word, kInvalid, kAggregate,
+// kPrefix, StatusRef, make_word, status_of, value_of.
+using namespace lookback;
 
 // The tile layout (cudalab/block_load_store.cuh): vector k of thread t
 // holds elements 4 (k * kThreads + t) to 4 (k * kThreads + t) + 3 of the
