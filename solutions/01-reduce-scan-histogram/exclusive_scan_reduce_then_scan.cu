@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "cudalab/async_buffer.cuh"
+#include "cudalab/block_load_store.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/scan.cuh"
 #include "cudalab/warp.cuh"
@@ -20,45 +21,13 @@ constexpr int kVecs = 4;                      // 16-byte vectors per thread
 constexpr int kTile = kThreads * kVecs * 4;   // 4096 elements per tile
 static_assert(kVecs * kWarps == 32, "the (vector, warp) totals of a tile fill exactly one warp");
 
-// The tile layout: vector k of thread t holds elements 4 (k * kThreads + t)
-// to 4 (k * kThreads + t) + 3 of the tile, so every warp-wide load and store
-// is 512 contiguous bytes. The order of the elements in the scan is therefore
-// (k, warp, lane, component). Out-of-range elements read as 0.
-__device__ __forceinline__ void load_tile(const int* in, std::size_t base, std::size_t n,
-                                          bool vector_ok, uint4 (&v)[kVecs]) {
-  if (vector_ok && base + kTile <= n) {
-    const uint4* src = reinterpret_cast<const uint4*>(in + base);
-#pragma unroll
-    for (int k = 0; k < kVecs; ++k) v[k] = src[k * kThreads + threadIdx.x];
-  } else {
-#pragma unroll
-    for (int k = 0; k < kVecs; ++k) {
-      const std::size_t i = base + 4 * (static_cast<std::size_t>(k) * kThreads + threadIdx.x);
-      v[k].x = i + 0 < n ? static_cast<unsigned>(in[i + 0]) : 0u;
-      v[k].y = i + 1 < n ? static_cast<unsigned>(in[i + 1]) : 0u;
-      v[k].z = i + 2 < n ? static_cast<unsigned>(in[i + 2]) : 0u;
-      v[k].w = i + 3 < n ? static_cast<unsigned>(in[i + 3]) : 0u;
-    }
-  }
-}
-
-__device__ __forceinline__ void store_tile(int* out, std::size_t base, std::size_t n,
-                                           bool vector_ok, const uint4 (&v)[kVecs]) {
-  if (vector_ok && base + kTile <= n) {
-    uint4* dst = reinterpret_cast<uint4*>(out + base);
-#pragma unroll
-    for (int k = 0; k < kVecs; ++k) dst[k * kThreads + threadIdx.x] = v[k];
-  } else {
-#pragma unroll
-    for (int k = 0; k < kVecs; ++k) {
-      const std::size_t i = base + 4 * (static_cast<std::size_t>(k) * kThreads + threadIdx.x);
-      if (i + 0 < n) out[i + 0] = static_cast<int>(v[k].x);
-      if (i + 1 < n) out[i + 1] = static_cast<int>(v[k].y);
-      if (i + 2 < n) out[i + 2] = static_cast<int>(v[k].z);
-      if (i + 3 < n) out[i + 3] = static_cast<int>(v[k].w);
-    }
-  }
-}
+// The tile layout (cudalab/block_load_store.cuh): vector k of thread t
+// holds elements 4 (k * kThreads + t) to 4 (k * kThreads + t) + 3 of the
+// tile, so the order of the elements in the scan is (k, warp, lane,
+// component). Out-of-range elements read as 0.
+using device::Access;
+using device::load_tile;
+using device::store_tile;
 
 // Inclusive scan of x over the 32 lanes of a warp (Hillis-Steele with shuffles).
 __device__ __forceinline__ unsigned warp_inclusive_scan(unsigned x) {
@@ -83,7 +52,7 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ unsigned s_warp_sums[kWarps];
   const std::size_t base = static_cast<std::size_t>(blockIdx.x) * kTile;
   uint4 v[kVecs];
-  load_tile(in, base, n, vector_ok, v);
+  load_tile<kThreads, Access::kCached>(in, base, n, vector_ok, v);
   // BEGIN SOLUTION
   unsigned s = 0;
 #pragma unroll
@@ -116,7 +85,7 @@ __global__ void __launch_bounds__(kThreads)
   const unsigned warp = warp_id();
   const std::size_t base = static_cast<std::size_t>(blockIdx.x) * kTile;
   uint4 v[kVecs];
-  load_tile(in, base, n, vector_ok, v);
+  load_tile<kThreads, Access::kCached>(in, base, n, vector_ok, v);
   // BEGIN SOLUTION
   // Each thread's vector sums, scanned across the warp.
   unsigned excl[kVecs];
@@ -150,7 +119,7 @@ __global__ void __launch_bounds__(kThreads)
   // // prefixes[blockIdx.x] into s_prefix), then turn v into the exclusive
   // // prefixes of the thread's elements. Add in unsigned.
   // END SOLUTION
-  store_tile(out, base, n, vector_ok, v);
+  store_tile<kThreads, Access::kCached>(out, base, n, vector_ok, v);
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "cudalab/async_buffer.cuh"
+#include "cudalab/decoupled_lookback.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/scan.cuh"
 #include "cudalab/warp.cuh"
@@ -46,20 +47,19 @@ __device__ __forceinline__ Pair identity_pair() {
   return Pair{0u, Op::identity};
 }
 
-// A tile's status word: value in bits 32-63, the segment flag in bit 2, the
-// status in bits 0-1, all in one 64-bit word.
-using Word = unsigned long long;
-constexpr unsigned kInvalid = 0;
-constexpr unsigned kAggregate = 1;
-constexpr unsigned kPrefix = 2;
-using StatusRef = cuda::atomic_ref<Word, cuda::thread_scope_device>;
+// A tile's status word, given (cudalab/tile_status.cuh): Word, kInvalid,
+// kAggregate, kPrefix, StatusRef, status_of, value_of; and the tile claim of
+// 1.8, claim_tile (cudalab/decoupled_lookback.cuh). Its warp_inclusive_scan
+// and look_back add unsigned values; this file's, on pairs, hide them.
+using namespace lookback;
 
+// A pair in a status word: its value as the word's value, its flag in bit 2
+// beside the status bits.
 __device__ __forceinline__ Word make_word(unsigned status, Pair p) {
-  return (static_cast<Word>(static_cast<unsigned>(p.value)) << 32) | (p.flag != 0 ? 4u : 0u) | status;
+  return lookback::make_word(status | (p.flag != 0 ? 4u : 0u), static_cast<unsigned>(p.value));
 }
-__device__ __forceinline__ unsigned status_of(Word w) { return static_cast<unsigned>(w) & 3u; }
 __device__ __forceinline__ Pair pair_of(Word w) {
-  return Pair{(static_cast<unsigned>(w) >> 2) & 1u, static_cast<int>(static_cast<unsigned>(w >> 32))};
+  return Pair{(static_cast<unsigned>(w) >> 2) & 1u, static_cast<int>(value_of(w))};
 }
 
 // Shuffles of a pair.
@@ -190,9 +190,7 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ Pair s_prefix[32];
   const unsigned lane = lane_id();
   const unsigned warp = warp_id();
-  if (threadIdx.x == 0) s_tile = atomicAdd(tile_counter, 1u);
-  __syncthreads();
-  const unsigned tile = s_tile;
+  const unsigned tile = claim_tile(tile_counter, s_tile);
   const std::size_t base = static_cast<std::size_t>(tile) * kTile;
   int v[kVecs][4];
   unsigned f[kVecs][4];

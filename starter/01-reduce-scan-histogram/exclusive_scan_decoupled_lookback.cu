@@ -9,8 +9,10 @@
 #include <cstdint>
 
 #include "cudalab/async_buffer.cuh"
+#include "cudalab/block_load_store.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/scan.cuh"
+#include "cudalab/tile_status.cuh"
 #include "cudalab/warp.cuh"
 
 namespace cudalab::scan {
@@ -27,61 +29,21 @@ constexpr int kMinBlocksPerSm = 8;
 static_assert(kVecs * kWarps == 32, "the (vector, warp) totals of a tile fill exactly one warp");
 static_assert(kTile == decoupled_lookback_tile, "the tile the header documents");
 
-// A tile's status word: the value in the high 32 bits, the status in the low
-// bits. One 64-bit word, so a reader sees a status and its value together.
-using Word = unsigned long long;
-constexpr unsigned kInvalid = 0;    // nothing published yet (cudaMemsetAsync 0)
-constexpr unsigned kAggregate = 1;  // value = the sum of this tile alone
-constexpr unsigned kPrefix = 2;     // value = the sum of this tile and every tile before it
-using StatusRef = cuda::atomic_ref<Word, cuda::thread_scope_device>;
+// A tile's status word, given (cudalab/tile_status.cuh): the value in the
+// high 32 bits, the status in the low bits, one 64-bit word, so a reader sees
+// a status and its value together. From there: Word, kInvalid, kAggregate,
+// kPrefix, StatusRef, make_word, status_of, value_of.
+using namespace lookback;
 
-__device__ __forceinline__ Word make_word(unsigned status, unsigned value) {
-  return (static_cast<Word>(value) << 32) | status;
-}
-__device__ __forceinline__ unsigned status_of(Word w) { return static_cast<unsigned>(w) & 3u; }
-__device__ __forceinline__ unsigned value_of(Word w) { return static_cast<unsigned>(w >> 32); }
-
-// The tile layout: vector k of thread t holds elements 4 (k * kThreads + t)
-// to 4 (k * kThreads + t) + 3 of the tile, so every warp-wide load and store
-// is 512 contiguous bytes. The order of the elements in the scan is therefore
-// (k, warp, lane, component). Out-of-range elements read as 0. Whole tiles
-// use the streaming cache hints (__ldcs, __stcs: evict first): each byte is
-// touched once, so it should not push the status words out of L2.
-__device__ __forceinline__ void load_tile(const int* in, std::size_t base, std::size_t n,
-                                          bool vector_ok, uint4 (&v)[kVecs]) {
-  if (vector_ok && base + kTile <= n) {
-    const uint4* src = reinterpret_cast<const uint4*>(in + base);
-#pragma unroll
-    for (int k = 0; k < kVecs; ++k) v[k] = __ldcs(src + k * kThreads + threadIdx.x);
-  } else {
-#pragma unroll
-    for (int k = 0; k < kVecs; ++k) {
-      const std::size_t i = base + 4 * (static_cast<std::size_t>(k) * kThreads + threadIdx.x);
-      v[k].x = i + 0 < n ? static_cast<unsigned>(in[i + 0]) : 0u;
-      v[k].y = i + 1 < n ? static_cast<unsigned>(in[i + 1]) : 0u;
-      v[k].z = i + 2 < n ? static_cast<unsigned>(in[i + 2]) : 0u;
-      v[k].w = i + 3 < n ? static_cast<unsigned>(in[i + 3]) : 0u;
-    }
-  }
-}
-
-__device__ __forceinline__ void store_tile(int* out, std::size_t base, std::size_t n,
-                                           bool vector_ok, const uint4 (&v)[kVecs]) {
-  if (vector_ok && base + kTile <= n) {
-    uint4* dst = reinterpret_cast<uint4*>(out + base);
-#pragma unroll
-    for (int k = 0; k < kVecs; ++k) __stcs(dst + k * kThreads + threadIdx.x, v[k]);
-  } else {
-#pragma unroll
-    for (int k = 0; k < kVecs; ++k) {
-      const std::size_t i = base + 4 * (static_cast<std::size_t>(k) * kThreads + threadIdx.x);
-      if (i + 0 < n) out[i + 0] = static_cast<int>(v[k].x);
-      if (i + 1 < n) out[i + 1] = static_cast<int>(v[k].y);
-      if (i + 2 < n) out[i + 2] = static_cast<int>(v[k].z);
-      if (i + 3 < n) out[i + 3] = static_cast<int>(v[k].w);
-    }
-  }
-}
+// The tile layout (cudalab/block_load_store.cuh): vector k of thread t
+// holds elements 4 (k * kThreads + t) to 4 (k * kThreads + t) + 3 of the
+// tile, so the order of the elements in the scan is (k, warp, lane,
+// component). Out-of-range elements read as 0. Whole tiles use the
+// streaming cache hints (__ldcs, __stcs: evict first): each byte is touched
+// once, so it should not push the status words out of L2.
+using device::Access;
+using device::load_tile;
+using device::store_tile;
 
 // Inclusive scan of x over the 32 lanes of a warp (Hillis-Steele with shuffles).
 __device__ __forceinline__ unsigned warp_inclusive_scan(unsigned x) {
@@ -122,7 +84,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
   const unsigned tile = 0;  // placeholder: every block scans tile 0
   const std::size_t base = static_cast<std::size_t>(tile) * kTile;
   uint4 v[kVecs];
-  load_tile(in, base, n, vector_ok, v);
+  load_tile<kThreads, Access::kStreaming>(in, base, n, vector_ok, v);
 
   // TODO(1.8): scan the tile in the block (vector sums, warp_inclusive_scan,
   // the 32 (vector, warp) totals in s_totals, warp 0 scans them); warp 0
@@ -130,7 +92,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
   // calls look_back, publishes aggregate + prefix with kPrefix and writes
   // the groups' prefixes to s_prefix; then every thread turns v into the
   // exclusive prefixes of its elements. Add in unsigned.
-  store_tile(out, base, n, vector_ok, v);
+  store_tile<kThreads, Access::kStreaming>(out, base, n, vector_ok, v);
 }
 
 }  // namespace

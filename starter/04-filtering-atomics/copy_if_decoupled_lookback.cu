@@ -1,6 +1,7 @@
-// Exercise 4.6: the stable filter in one pass: dynamic tile ids, per-tile
-// 64-bit status words that pack a flag with the tile's count, a warp-wide
-// look-back window (Merrill & Garland 2016), as the scan of exercise 1.8.
+// Exercise 4.6: the stable filter in one pass: the scan of exercise 1.8
+// (Merrill & Garland 2016) over the tiles' counts of selected elements. Its
+// dynamic tile ids, status words and warp-wide look-back are 1.8's, given in
+// cudalab/decoupled_lookback.cuh; the tile's work is this exercise's.
 // Lesson: chapters/04-filtering-atomics/README.md, "4.6".
 // Grade:  tools/grade 4.6      Hints: tools/grade --hint 4.6
 #include <cuda/atomic>
@@ -9,6 +10,7 @@
 #include <cstdint>
 
 #include "cudalab/async_buffer.cuh"
+#include "cudalab/decoupled_lookback.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/filter.cuh"
 #include "cudalab/warp.cuh"
@@ -38,19 +40,12 @@ union Vec {
   T e[Shape<T>::kPerVec];
 };
 
-// A tile's status word: the count in the high 32 bits, the status in the
-// low bits, so a reader sees a status and its count together.
-using Word = unsigned long long;
-constexpr unsigned kInvalid = 0;    // nothing published yet (cudaMemsetAsync 0)
-constexpr unsigned kAggregate = 1;  // count = the selected elements of this tile alone
-constexpr unsigned kPrefix = 2;     // count = the selected elements of this tile and every tile before it
-using StatusRef = cuda::atomic_ref<Word, cuda::thread_scope_device>;
-
-__device__ __forceinline__ Word make_word(unsigned status, unsigned count) {
-  return (static_cast<Word>(count) << 32) | status;
-}
-__device__ __forceinline__ unsigned status_of(Word w) { return static_cast<unsigned>(w) & 3u; }
-__device__ __forceinline__ unsigned count_of(Word w) { return static_cast<unsigned>(w >> 32); }
+// Exercise 1.8's single pass, given (cudalab/decoupled_lookback.cuh): the
+// tile status word, here with a tile's count as its value (Word, kInvalid,
+// kAggregate, kPrefix, StatusRef, make_word, status_of, value_of), the tile
+// claim (claim_tile), the warp scan (warp_inclusive_scan) and the look-back
+// over the counts of the tiles before this one (look_back).
+using namespace lookback;
 
 // The tile layout (as 1.8): vector k of thread t holds the elements
 // P (k * kThreads + t) .. P (k * kThreads + t) + P - 1 of the tile (P per
@@ -85,32 +80,6 @@ __device__ __forceinline__ unsigned load_and_flag(const T* in, std::size_t base,
   return bits;
 }
 
-// Inclusive scan of x over the 32 lanes of a warp (shuffles, as 1.8).
-__device__ __forceinline__ unsigned warp_inclusive_scan(unsigned x) {
-  const unsigned lane = lane_id();
-#pragma unroll
-  for (unsigned d = 1; d < 32; d *= 2) {
-    const unsigned y = __shfl_up_sync(kFullMask, x, d);
-    if (lane >= d) x += y;
-  }
-  return x;
-}
-
-// Called by all 32 lanes of warp 0 of the block that owns tile `tile` > 0.
-// Returns, in every lane, the number of selected elements in all tiles
-// before it. Lane l examines tile (tile - 1 - l), then the window moves 32
-// tiles back, until some lane finds an inclusive prefix.
-__device__ __forceinline__ unsigned look_back(Word* status, unsigned tile) {
-  unsigned prefix = 0;
-  // TODO(4.6): lane l reads the status word of tile (tile - 1 - l) with a
-  // relaxed cuda::atomic_ref load (tiles before 0: an inclusive prefix of
-  // 0); spin while any lane sees kInvalid (__any_sync); then add the counts
-  // of the lanes up to and including the nearest one with kPrefix
-  // (__ballot_sync, a warp sum); if no lane had kPrefix, move the window 32
-  // tiles back and repeat.
-  return prefix;
-}
-
 // One block per tile, in the order the blocks start (tile ids from
 // *tile_counter); status[t] is tile t's word, all kInvalid at launch.
 // vector_ok: `in` is 16-byte aligned. The block with the last tile id
@@ -132,22 +101,21 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
 
   // Tile ids in the order the blocks start, never blockIdx.x: a block only
   // ever waits for tiles whose blocks have already started (see 1.8).
-  if (threadIdx.x == 0) s_tile = atomicAdd(tile_counter, 1u);
-  __syncthreads();
-  const unsigned tile = s_tile;
+  const unsigned tile = claim_tile(tile_counter, s_tile);
   const std::size_t base = static_cast<std::size_t>(tile) * kTile;
   Vec<T> v[kVecs];
   const unsigned bits = load_and_flag(in, base, n, vector_ok, pred, v);
 
   // TODO(4.6): count each vector's selected elements (bits), warp-scan the
-  // counts, lane 31 stores each (k, warp) group total in s_group; warp 0
-  // scans the 32 totals (s_group becomes their exclusive prefixes), stores
-  // the tile's aggregate in s_aggregate and publishes it (tile 0: kPrefix,
-  // others: kAggregate); every thread stages its selected elements at
-  // s_group[k * kWarps + warp] + its warp offset in s_staged; warp 0 calls
-  // look_back (tile > 0), publishes kPrefix with prefix + aggregate, stores
-  // s_prefix and, in the last tile (gridDim.x - 1), *count; finally copy
-  // s_staged[0 .. aggregate) to out[prefix + j] where that is below capacity.
+  // counts (warp_inclusive_scan), lane 31 stores each (k, warp) group total
+  // in s_group; warp 0 scans the 32 totals (s_group becomes their exclusive
+  // prefixes), stores the tile's aggregate in s_aggregate and publishes it
+  // (tile 0: kPrefix, others: kAggregate); every thread stages its selected
+  // elements at s_group[k * kWarps + warp] + its warp offset in s_staged;
+  // warp 0 calls look_back (tile > 0; 1.8's, given), publishes kPrefix with
+  // prefix + aggregate, stores s_prefix and, in the last tile
+  // (gridDim.x - 1), *count; finally copy s_staged[0 .. aggregate) to
+  // out[prefix + j] where that is below capacity.
 }
 
 }  // namespace

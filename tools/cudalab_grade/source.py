@@ -9,6 +9,7 @@ and literals blanked), remains as the fallback where there is no nvcc.
 """
 from __future__ import annotations
 
+import posixpath
 import re
 import tomllib
 from concurrent.futures import ThreadPoolExecutor
@@ -115,8 +116,9 @@ class Contract:
     given_namespaces: tuple[str, ...] = ()
     # (course-relative header, sentence): headers of the course the exercise may not include,
     # directly or through another header (the manifest's forbid_include table, its paths relative
-    # to the chapter's folder): given code that holds the exercise's own solution (chapter 5's
-    # warp_heap.cuh gives 5.4 the heap of 5.1 to 5.3), which no name check can follow (a call
+    # to the chapter's folder, normalised: "../common/include/..." is a header every chapter
+    # sees): given code that holds the exercise's own solution (chapter 5's warp_heap.cuh gives
+    # 5.4 the heap of 5.1 to 5.3), which no name check can follow (a call
     # `device::replace_smallest` inside `namespace cudalab::heap` names no qualified namespace)
     forbid_include: tuple[tuple[str, str], ...] = ()
     # kinds of device instruction the compiled object must contain once its tests pass (the
@@ -232,8 +234,8 @@ def contract(ex, root: Path) -> Contract:
     reasons = get("forbid_reasons", {})
     reasons = tuple((str(k), str(v)) for k, v in reasons.items()) if isinstance(reasons, dict) else ()
     headers = get("forbid_include", {})
-    headers = tuple((f"chapters/{ex.chapter_dir}/{k}", str(v)) for k, v in headers.items()) \
-        if isinstance(headers, dict) else ()
+    headers = tuple((posixpath.normpath(f"chapters/{ex.chapter_dir}/{k}"), str(v))
+                    for k, v in headers.items()) if isinstance(headers, dict) else ()
     return Contract(forbid=with_equivalents(ex.forbid), forbid_why=str(get("forbid_why", "")),
                     forbid_reasons=reasons,
                     forbid_sass=tuple(get("forbid_sass", ())), forbid_host=with_equivalents(host),

@@ -457,7 +457,30 @@ def given_merge_path() -> str:
     return text[:a] + text[b:]
 
 
+def given_lookback(file: str, todo: str, end: str, call: str) -> str:
+    """Chapter 1's starter `file` including cudalab/decoupled_lookback.cuh (chapters/common), whose
+    given code (for 1.9 and 4.6) is 1.8's reference tile claim and look-back and 1.7's warp scan,
+    with its TODO (from `todo` to `end`) replaced by `call` into it."""
+    text = (REPO / "starter" / "01-reduce-scan-histogram" / file).read_text()
+    text = text.replace('#include "cudalab/error.cuh"\n',
+                        '#include "cudalab/decoupled_lookback.cuh"\n#include "cudalab/error.cuh"\n', 1)
+    a = text.index(todo)
+    b = text.index(end, a) + len(end)
+    return text[:a] + call + text[b:]
+
+
 ATTACKS.update({
+    # 1.8's look-back and 1.7's warp scan are given to 4.6 in chapters/common (a forbid_include path
+    # that leaves the chapter's folder: ../common/include/...)
+    "1.8's look_back from the given decoupled_lookback.cuh": (
+        "1.8", given_lookback("exclusive_scan_decoupled_lookback.cu", "  unsigned prefix = 0;\n  // TODO(1.8)",
+                              "  return prefix;\n", "  return lookback::look_back(status, tile);\n"),
+        "include", "includes `cudalab/decoupled_lookback.cuh` (line 13), which 1.8 may not include: its "
+                   "given claim_tile, warp_inclusive_scan and look_back (given to 1.9 and 4.6)"),
+    "1.7's warp scan from the given decoupled_lookback.cuh": (
+        "1.7", given_lookback("exclusive_scan_reduce_then_scan.cu", "  // TODO(1.7): five", "  return x;\n",
+                              "  return lookback::warp_inclusive_scan(x);\n"),
+        "include", "which 1.7 may not include: its given warp_inclusive_scan"),
     "5.1's replace_smallest from the given heap of warp_heap.cuh": (
         "5.1", given_heap("5.1", "replace_smallest.cu", "  // TODO(5.1)", "  return x;\n",
                           "  return device::replace_smallest(mine, x);\n"),
@@ -635,7 +658,8 @@ class ContractTest(unittest.TestCase):
                 self.assertTrue(source.contract(ex, REPO).forbid_why)
 
     def test_forbidden_headers_exist_and_say_why(self):
-        """forbid_include names real course headers; 5.1 to 5.3 may not include the given heap."""
+        """forbid_include names real course headers; 5.1 to 5.3 may not include the given heap, 1.7 and
+        1.8 the given look-back."""
         for ex in EXERCISES.values():
             for header, why in source.contract(ex, REPO).forbid_include:
                 with self.subTest(exercise=ex.id, header=header):
@@ -648,6 +672,12 @@ class ContractTest(unittest.TestCase):
         self.assertIn("chapters/02-sorting/include/cudalab/merge_path.cuh",
                       dict(source.contract(EXERCISES["2.6"], REPO).forbid_include))
         self.assertEqual(source.contract(EXERCISES["2.7"], REPO).forbid_include, ())
+        # a header of chapters/common, named from the chapter's folder as ../common/include/...
+        for exid in ("1.7", "1.8"):
+            self.assertIn("chapters/common/include/cudalab/decoupled_lookback.cuh",
+                          dict(source.contract(EXERCISES[exid], REPO).forbid_include))
+        for exid in ("1.9", "4.6"):
+            self.assertEqual(source.contract(EXERCISES[exid], REPO).forbid_include, ())
 
     def test_asm_allowed_exactly_where_a_solution_uses_it(self):
         for ex in EXERCISES.values():

@@ -165,11 +165,19 @@ class EditionOfThisCourse(unittest.TestCase):
         self.assertNotIn("withheld: " + rel, self.made.stdout)
 
     def test_a_given_copy_in_a_chapter_header_is_withheld(self):
-        """Chapter 5's warp_heap.cuh gives 5.3's heap to 5.4: the edition has 5.3's starter text there."""
+        """Chapter 5's warp_heap.cuh gives 5.3's heap to 5.4, chapters/common's decoupled_lookback.cuh
+        1.8's look-back to 4.6: the edition has 5.3's and 1.8's starter text there."""
         rel = "chapters/05-warp-heap/include/cudalab/warp_heap.cuh"
         text = (self.dest / rel).read_text()
         self.assertIn("// Student edition: the full course gives exercise 5.3's solution here", text)
         self.assertIn("TODO(5.3)", text)
+        self.assertIn("withheld: " + rel, self.made.stdout)
+        # chapters/common's decoupled_lookback.cuh gives 1.8's tile claim, warp scan and look-back
+        # to 1.9 and 4.6: all three are 1.8's starter text there
+        rel = "chapters/common/include/cudalab/decoupled_lookback.cuh"
+        text = (self.dest / rel).read_text()
+        self.assertEqual(text.count("// Student edition: the full course gives exercise 1.8's solution here"), 3)
+        self.assertNotIn("__ballot_sync(kFullMask", text)
         self.assertIn("withheld: " + rel, self.made.stdout)
 
     def test_one_commit(self):
