@@ -89,6 +89,25 @@ TEST(HarnessArgs, MessagesNameFunctionAndParameter) {
   EXPECT_NO_THROW(require_count_at_most("f", 10, 10));
 }
 
+TEST(HarnessArgs, PowerOfTwoInRange) {
+  // The messages of the tile checks (1.5, 1.6) and the segment checks (2.1, 2.2).
+  try {
+    require_power_of_two_in("exclusive_scan_blelloch", "tile", 1, 2, 2048);
+    FAIL() << "require_power_of_two_in did not throw";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ("exclusive_scan_blelloch: tile = 1 is not a power of two in [2, 2048]", e.what());
+  }
+  try {
+    require_power_of_two_in("bitonic_sort_shared", "segment", 0, 1, 2048);
+    FAIL() << "require_power_of_two_in did not throw";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ("bitonic_sort_shared: segment = 0 is not a power of two in [1, 2048]", e.what());
+  }
+  EXPECT_THROW(require_power_of_two_in("f", "tile", 96, 1, 1024), std::invalid_argument);
+  EXPECT_THROW(require_power_of_two_in("f", "tile", 2048, 1, 1024), std::invalid_argument);
+  for (std::size_t v = 1; v <= 1024; v *= 2) EXPECT_NO_THROW(require_power_of_two_in("f", "tile", v, 1, 1024));
+}
+
 TEST(ReduceReference, IntSumIsExactIn64Bits) {
   EXPECT_EQ(0, reference::sum(std::vector<int>{}));
   EXPECT_EQ(2LL * INT_MAX, reference::sum(std::vector<int>{INT_MAX, INT_MAX}));

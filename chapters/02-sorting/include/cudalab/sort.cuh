@@ -309,10 +309,7 @@ inline void check_sort_arguments(const char* function, const void* in, std::size
 
 /// @brief Throws when `segment` is not a power of two in [1, max_segment].
 inline void check_segment(const char* function, std::size_t segment, std::size_t max_segment) {
-  if (segment == 0 || segment > max_segment || (segment & (segment - 1)) != 0) {
-    throw std::invalid_argument(std::string(function) + ": segment = " + std::to_string(segment) +
-                                " is not a power of two in [1, " + std::to_string(max_segment) + "]");
-  }
+  require_power_of_two_in(function, "segment", segment, 1, max_segment);
 }
 
 /// @brief Throws when `run` is 0.
