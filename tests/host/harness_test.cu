@@ -12,6 +12,7 @@
 #include "cudalab/error.cuh"
 #include "cudalab/generators.hpp"
 #include "reduce_reference.hpp"
+#include "scan_reference.hpp"
 
 namespace {
 
@@ -112,6 +113,16 @@ TEST(ReduceReference, IntSumIsExactIn64Bits) {
   EXPECT_EQ(0, reference::sum(std::vector<int>{}));
   EXPECT_EQ(2LL * INT_MAX, reference::sum(std::vector<int>{INT_MAX, INT_MAX}));
   EXPECT_EQ(3LL * INT_MIN, reference::sum(std::vector<int>{INT_MIN, INT_MIN, INT_MIN}));
+}
+
+TEST(ScanReference, TilesRestartAndSumsWrap) {
+  const std::vector<int> in{1, 2, 3, 4, 5};
+  EXPECT_EQ((std::vector<int>{1, 3, 3, 7, 5}), reference::scan_tiles(in, 2, true));
+  EXPECT_EQ((std::vector<int>{0, 1, 0, 3, 0}), reference::scan_tiles(in, 2, false));
+  EXPECT_EQ((std::vector<int>{0, 1, 3, 6, 10}), reference::exclusive_scan(in));
+  EXPECT_EQ((std::vector<int>{1, 3, 6, 10, 15}), reference::inclusive_scan(in));
+  EXPECT_EQ((std::vector<int>{INT_MAX, INT_MIN}), reference::inclusive_scan({INT_MAX, 1}));
+  EXPECT_TRUE(reference::scan_tiles({}, 4, true).empty());
 }
 
 TEST(ReduceReference, FloatSumIsCompensated) {
