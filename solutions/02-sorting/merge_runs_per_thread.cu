@@ -167,11 +167,11 @@ __global__ void __launch_bounds__(kBlock)
   // END SOLUTION
 }
 
+// Launches the kernels for n > 0 and run <= n: detail::run_merge_runs
+// (cudalab/sort.cuh) has checked the arguments and cut run to n before.
 template <bool kPairs>
 void launch(const int* keys_in, const int* values_in, std::size_t n, int* keys_out, int* values_out,
             std::size_t run, cudaStream_t stream) {
-  if (n == 0) return;
-  if (run > n) run = n;  // one run: the merge is a copy
   const std::size_t stage = stage_keys<kPairs>();
   if (run <= stage / (2 * 32)) {
     const auto threads = static_cast<unsigned>(stage / (2 * run) < kBlock ? stage / (2 * run) : kBlock);
@@ -193,14 +193,13 @@ void launch(const int* keys_in, const int* values_in, std::size_t n, int* keys_o
 }  // namespace
 
 void merge_runs_per_thread(const int* in, std::size_t n, int* out, std::size_t run, cudaStream_t stream) {
-  detail::check_merge_runs("merge_runs_per_thread", in, n, out, run);
-  launch<false>(in, nullptr, n, out, nullptr, run, stream);
+  detail::run_merge_runs("merge_runs_per_thread", in, n, out, run, stream, launch<false>);
 }
 
 void merge_runs_per_thread(const int* keys_in, const int* values_in, std::size_t n, int* keys_out,
                            int* values_out, std::size_t run, cudaStream_t stream) {
-  detail::check_merge_runs("merge_runs_per_thread", keys_in, values_in, n, keys_out, values_out, run);
-  launch<true>(keys_in, values_in, n, keys_out, values_out, run, stream);
+  detail::run_merge_runs("merge_runs_per_thread", keys_in, values_in, n, keys_out, values_out, run, stream,
+                         launch<true>);
 }
 
 }  // namespace cudalab::sort

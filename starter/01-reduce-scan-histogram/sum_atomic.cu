@@ -19,9 +19,10 @@ __global__ void sum_atomic_kernel(const T* __restrict__ in, std::size_t n, Acc* 
   // *out with cudalab::atomic_add (cudalab/atomics.cuh).
 }
 
+// Launches the kernel for n > 0: detail::run_sum (cudalab/reduce.cuh) has
+// checked the arguments and set *out to 0, the identity, before.
 template <class T, class Acc>
 void launch(const T* in, std::size_t n, Acc* out, cudaStream_t stream) {
-  if (!detail::start_sum(out, n, stream)) return;  // *out = 0, the identity, also for n = 0
   sum_atomic_kernel<<<blocks_for(n, kBlock), kBlock, 0, stream>>>(in, n, out);
   CUDALAB_CHECK_LAUNCH();
 }
@@ -29,13 +30,11 @@ void launch(const T* in, std::size_t n, Acc* out, cudaStream_t stream) {
 }  // namespace
 
 void sum_atomic(const int* in, std::size_t n, long long* out, cudaStream_t stream) {
-  detail::check_sum_arguments("sum_atomic", in, n, out);
-  launch(in, n, out, stream);
+  detail::run_sum("sum_atomic", in, n, out, stream, launch);
 }
 
 void sum_atomic(const float* in, std::size_t n, float* out, cudaStream_t stream) {
-  detail::check_sum_arguments("sum_atomic", in, n, out);
-  launch(in, n, out, stream);
+  detail::run_sum("sum_atomic", in, n, out, stream, launch);
 }
 
 }  // namespace cudalab::reduce

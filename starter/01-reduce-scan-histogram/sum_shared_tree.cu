@@ -24,9 +24,10 @@ __global__ void __launch_bounds__(kBlock) sum_shared_tree_kernel(const T* __rest
   // step; finally thread 0 adds partial[0] to *out (cudalab::atomic_add).
 }
 
+// Launches the kernel for n > 0: detail::run_sum (cudalab/reduce.cuh) has
+// checked the arguments and set *out to 0, the identity, before.
 template <class T, class Acc>
 void launch(const T* in, std::size_t n, Acc* out, cudaStream_t stream) {
-  if (!detail::start_sum(out, n, stream)) return;  // *out = 0, the identity, also for n = 0
   const std::size_t tile = 2 * static_cast<std::size_t>(kBlock);
   sum_shared_tree_kernel<<<blocks_for(n, tile), kBlock, 0, stream>>>(in, n, out);
   CUDALAB_CHECK_LAUNCH();
@@ -35,13 +36,11 @@ void launch(const T* in, std::size_t n, Acc* out, cudaStream_t stream) {
 }  // namespace
 
 void sum_shared_tree(const int* in, std::size_t n, long long* out, cudaStream_t stream) {
-  detail::check_sum_arguments("sum_shared_tree", in, n, out);
-  launch(in, n, out, stream);
+  detail::run_sum("sum_shared_tree", in, n, out, stream, launch);
 }
 
 void sum_shared_tree(const float* in, std::size_t n, float* out, cudaStream_t stream) {
-  detail::check_sum_arguments("sum_shared_tree", in, n, out);
-  launch(in, n, out, stream);
+  detail::run_sum("sum_shared_tree", in, n, out, stream, launch);
 }
 
 }  // namespace cudalab::reduce

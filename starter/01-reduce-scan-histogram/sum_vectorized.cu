@@ -48,9 +48,10 @@ __global__ void __launch_bounds__(kBlock) sum_vectorized_kernel(const T* __restr
   // __syncthreads(), warp 0) and add the block's sum to *out once.
 }
 
+// Launches the kernel for n > 0: detail::run_sum (cudalab/reduce.cuh) has
+// checked the arguments and set *out to 0, the identity, before.
 template <class T, class Acc>
 void launch(const T* in, std::size_t n, Acc* out, cudaStream_t stream) {
-  if (!detail::start_sum(out, n, stream)) return;  // *out = 0, the identity, also for n = 0
   // TODO(1.4): head = number of elements before the first 16-byte aligned
   // address (at most 3, at most n); vecs = whole 4-element vectors after it;
   // blocks = enough to fill the GPU once (cudalab::full_wave_blocks), fewer for small n.
@@ -63,13 +64,11 @@ void launch(const T* in, std::size_t n, Acc* out, cudaStream_t stream) {
 }  // namespace
 
 void sum_vectorized(const int* in, std::size_t n, long long* out, cudaStream_t stream) {
-  detail::check_sum_arguments("sum_vectorized", in, n, out);
-  launch(in, n, out, stream);
+  detail::run_sum("sum_vectorized", in, n, out, stream, launch);
 }
 
 void sum_vectorized(const float* in, std::size_t n, float* out, cudaStream_t stream) {
-  detail::check_sum_arguments("sum_vectorized", in, n, out);
-  launch(in, n, out, stream);
+  detail::run_sum("sum_vectorized", in, n, out, stream, launch);
 }
 
 }  // namespace cudalab::reduce

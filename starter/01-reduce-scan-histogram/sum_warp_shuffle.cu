@@ -21,9 +21,10 @@ __global__ void sum_warp_shuffle_kernel(const T* __restrict__ in, std::size_t n,
   // Every lane must reach every shuffle: do not return early.
 }
 
+// Launches the kernel for n > 0: detail::run_sum (cudalab/reduce.cuh) has
+// checked the arguments and set *out to 0, the identity, before.
 template <class T, class Acc>
 void launch(const T* in, std::size_t n, Acc* out, cudaStream_t stream) {
-  if (!detail::start_sum(out, n, stream)) return;  // *out = 0, the identity, also for n = 0
   sum_warp_shuffle_kernel<<<blocks_for(n, kBlock), kBlock, 0, stream>>>(in, n, out);
   CUDALAB_CHECK_LAUNCH();
 }
@@ -31,13 +32,11 @@ void launch(const T* in, std::size_t n, Acc* out, cudaStream_t stream) {
 }  // namespace
 
 void sum_warp_shuffle(const int* in, std::size_t n, long long* out, cudaStream_t stream) {
-  detail::check_sum_arguments("sum_warp_shuffle", in, n, out);
-  launch(in, n, out, stream);
+  detail::run_sum("sum_warp_shuffle", in, n, out, stream, launch);
 }
 
 void sum_warp_shuffle(const float* in, std::size_t n, float* out, cudaStream_t stream) {
-  detail::check_sum_arguments("sum_warp_shuffle", in, n, out);
-  launch(in, n, out, stream);
+  detail::run_sum("sum_warp_shuffle", in, n, out, stream, launch);
 }
 
 }  // namespace cudalab::reduce

@@ -88,11 +88,11 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// Launches the kernels for n > 0 and run <= n: detail::run_merge_runs
+// (cudalab/sort.cuh) has checked the arguments and cut run to n before.
 template <bool kPairs>
 void launch(const int* keys_in, const int* values_in, std::size_t n, int* keys_out, int* values_out,
             std::size_t run, cudaStream_t stream) {
-  if (n == 0) return;
-  if (run > n) run = n;
   const std::size_t tiles_per_pair = (2 * run + kTile - 1) / kTile;
   const std::size_t full_pairs = n / (2 * run);
   const std::size_t rest = n - full_pairs * 2 * run;
@@ -109,14 +109,13 @@ void launch(const int* keys_in, const int* values_in, std::size_t n, int* keys_o
 }  // namespace
 
 void merge_runs_merge_path(const int* in, std::size_t n, int* out, std::size_t run, cudaStream_t stream) {
-  detail::check_merge_runs("merge_runs_merge_path", in, n, out, run);
-  launch<false>(in, nullptr, n, out, nullptr, run, stream);
+  detail::run_merge_runs("merge_runs_merge_path", in, n, out, run, stream, launch<false>);
 }
 
 void merge_runs_merge_path(const int* keys_in, const int* values_in, std::size_t n, int* keys_out,
                            int* values_out, std::size_t run, cudaStream_t stream) {
-  detail::check_merge_runs("merge_runs_merge_path", keys_in, values_in, n, keys_out, values_out, run);
-  launch<true>(keys_in, values_in, n, keys_out, values_out, run, stream);
+  detail::run_merge_runs("merge_runs_merge_path", keys_in, values_in, n, keys_out, values_out, run, stream,
+                         launch<true>);
 }
 
 }  // namespace cudalab::sort

@@ -62,11 +62,11 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
+// Launches the kernels for n > 0 and run <= n: detail::run_merge_runs
+// (cudalab/sort.cuh) has checked the arguments and cut run to n before.
 template <bool kPairs>
 void launch(const int* keys_in, const int* values_in, std::size_t n, int* keys_out, int* values_out,
             std::size_t run, cudaStream_t stream) {
-  if (n == 0) return;
-  if (run > n) run = n;
   const auto pairs = static_cast<unsigned>((n + 2 * run - 1) / (2 * run));
   if (2 * run <= kSharedPair) {
     merge_per_block_kernel<kPairs, true><<<pairs, kBlock, 0, stream>>>(keys_in, values_in, n, keys_out,
@@ -81,14 +81,13 @@ void launch(const int* keys_in, const int* values_in, std::size_t n, int* keys_o
 }  // namespace
 
 void merge_runs_per_block(const int* in, std::size_t n, int* out, std::size_t run, cudaStream_t stream) {
-  detail::check_merge_runs("merge_runs_per_block", in, n, out, run);
-  launch<false>(in, nullptr, n, out, nullptr, run, stream);
+  detail::run_merge_runs("merge_runs_per_block", in, n, out, run, stream, launch<false>);
 }
 
 void merge_runs_per_block(const int* keys_in, const int* values_in, std::size_t n, int* keys_out,
                           int* values_out, std::size_t run, cudaStream_t stream) {
-  detail::check_merge_runs("merge_runs_per_block", keys_in, values_in, n, keys_out, values_out, run);
-  launch<true>(keys_in, values_in, n, keys_out, values_out, run, stream);
+  detail::run_merge_runs("merge_runs_per_block", keys_in, values_in, n, keys_out, values_out, run, stream,
+                         launch<true>);
 }
 
 }  // namespace cudalab::sort

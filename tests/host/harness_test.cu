@@ -12,6 +12,7 @@
 #include "cudalab/error.cuh"
 #include "cudalab/generators.hpp"
 #include "reduce_reference.hpp"
+#include "scan_reference.hpp"
 
 namespace {
 
@@ -89,10 +90,39 @@ TEST(HarnessArgs, MessagesNameFunctionAndParameter) {
   EXPECT_NO_THROW(require_count_at_most("f", 10, 10));
 }
 
+TEST(HarnessArgs, PowerOfTwoInRange) {
+  // The messages of the tile checks (1.5, 1.6) and the segment checks (2.1, 2.2).
+  try {
+    require_power_of_two_in("exclusive_scan_blelloch", "tile", 1, 2, 2048);
+    FAIL() << "require_power_of_two_in did not throw";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ("exclusive_scan_blelloch: tile = 1 is not a power of two in [2, 2048]", e.what());
+  }
+  try {
+    require_power_of_two_in("bitonic_sort_shared", "segment", 0, 1, 2048);
+    FAIL() << "require_power_of_two_in did not throw";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ("bitonic_sort_shared: segment = 0 is not a power of two in [1, 2048]", e.what());
+  }
+  EXPECT_THROW(require_power_of_two_in("f", "tile", 96, 1, 1024), std::invalid_argument);
+  EXPECT_THROW(require_power_of_two_in("f", "tile", 2048, 1, 1024), std::invalid_argument);
+  for (std::size_t v = 1; v <= 1024; v *= 2) EXPECT_NO_THROW(require_power_of_two_in("f", "tile", v, 1, 1024));
+}
+
 TEST(ReduceReference, IntSumIsExactIn64Bits) {
   EXPECT_EQ(0, reference::sum(std::vector<int>{}));
   EXPECT_EQ(2LL * INT_MAX, reference::sum(std::vector<int>{INT_MAX, INT_MAX}));
   EXPECT_EQ(3LL * INT_MIN, reference::sum(std::vector<int>{INT_MIN, INT_MIN, INT_MIN}));
+}
+
+TEST(ScanReference, TilesRestartAndSumsWrap) {
+  const std::vector<int> in{1, 2, 3, 4, 5};
+  EXPECT_EQ((std::vector<int>{1, 3, 3, 7, 5}), reference::scan_tiles(in, 2, true));
+  EXPECT_EQ((std::vector<int>{0, 1, 0, 3, 0}), reference::scan_tiles(in, 2, false));
+  EXPECT_EQ((std::vector<int>{0, 1, 3, 6, 10}), reference::exclusive_scan(in));
+  EXPECT_EQ((std::vector<int>{1, 3, 6, 10, 15}), reference::inclusive_scan(in));
+  EXPECT_EQ((std::vector<int>{INT_MAX, INT_MIN}), reference::inclusive_scan({INT_MAX, 1}));
+  EXPECT_TRUE(reference::scan_tiles({}, 4, true).empty());
 }
 
 TEST(ReduceReference, FloatSumIsCompensated) {

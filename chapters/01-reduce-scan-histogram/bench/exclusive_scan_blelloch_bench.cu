@@ -4,9 +4,7 @@
 #include "scan_bench.cuh"
 
 namespace {
-const bool registered = cudalab::bench::scan::register_scan(
-    "exclusive_scan_blelloch", [](const int* in, std::size_t n, int* out, cudaStream_t s) {
-      cudalab::scan::exclusive_scan_blelloch(in, n, out, cudalab::bench::scan::kBlellochTile, s);
-    },
+const bool registered = cudalab::bench::scan::register_tiled_scan(
+    "exclusive_scan_blelloch", &cudalab::scan::exclusive_scan_blelloch,
     {false, cudalab::bench::scan::kBlellochTile});
 }  // namespace

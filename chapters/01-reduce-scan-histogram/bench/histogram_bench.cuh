@@ -134,9 +134,8 @@ inline bool register_histogram(const std::string& name, Histogram fn, std::vecto
                                std::vector<std::int64_t> skewed_sizes) {
   for (const Distribution d :
        {Distribution::uniform, Distribution::half_one_bin, Distribution::all_one_bin}) {
-    auto* b = benchmark::RegisterBenchmark(
-        (name + "/" + histogram::name(d)).c_str(), [fn, d](benchmark::State& state) {
-          if (!require_device(state)) return;
+    auto* b = register_device_benchmark(
+        name + "/" + histogram::name(d), [fn, d](benchmark::State& state) {
           const int num_bins = static_cast<int>(state.range(0));
           const auto n = static_cast<std::size_t>(state.range(1));
           DeviceBuffer<int>& in = fresh_buffer<int>(n);
@@ -155,7 +154,6 @@ inline bool register_histogram(const std::string& name, Histogram fn, std::vecto
         });
     for (const int nb : bins)
       for (const auto n : d == Distribution::uniform ? sizes : skewed_sizes) b->Args({nb, n});
-    b->UseManualTime()->Unit(benchmark::kMicrosecond);
   }
   return true;
 }

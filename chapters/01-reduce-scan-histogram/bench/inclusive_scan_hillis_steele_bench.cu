@@ -4,9 +4,7 @@
 #include "scan_bench.cuh"
 
 namespace {
-const bool registered = cudalab::bench::scan::register_scan(
-    "inclusive_scan_hillis_steele", [](const int* in, std::size_t n, int* out, cudaStream_t s) {
-      cudalab::scan::inclusive_scan_hillis_steele(in, n, out, cudalab::bench::scan::kHillisSteeleTile, s);
-    },
+const bool registered = cudalab::bench::scan::register_tiled_scan(
+    "inclusive_scan_hillis_steele", &cudalab::scan::inclusive_scan_hillis_steele,
     {true, cudalab::bench::scan::kHillisSteeleTile});
 }  // namespace

@@ -64,8 +64,7 @@ using ScanFn = std::function<void(const int*, std::size_t, int*, cudaStream_t)>;
 /// and n written once (8n bytes); new inputs before every call, the last
 /// output checked as a scan of `kind`.
 inline bool register_scan(const std::string& name, ScanFn fn, ScanKind kind) {
-  auto* b = benchmark::RegisterBenchmark((name + "/int32").c_str(), [fn, kind](benchmark::State& state) {
-    if (!require_device(state)) return;
+  auto* b = register_device_benchmark(name + "/int32", [fn, kind](benchmark::State& state) {
     const auto n = static_cast<std::size_t>(state.range(0));
     DeviceBuffer<int>& in = fresh_buffer<int>(n);
     DeviceBuffer<int>& out = output(n);
@@ -75,8 +74,19 @@ inline bool register_scan(const std::string& name, ScanFn fn, ScanKind kind) {
     time_runs(state, [&](cudaStream_t s) { fn(in.data(), n, out.data(), s); }, 2 * n * sizeof(int), n, fresh);
   });
   for (auto n : kSizes) b->Arg(n);
-  b->UseManualTime()->Unit(benchmark::kMicrosecond);
   return true;
+}
+
+/// A scan of tiles (1.5, 1.6) as its API declares it: fn(in, n, out, tile, stream).
+using TiledScanFn = void (*)(const int*, std::size_t, int*, std::size_t, cudaStream_t);
+
+/// Registers the tiled scan `fn` as register_scan does, every call with tiles
+/// of `kind.tile` elements.
+inline bool register_tiled_scan(const std::string& name, TiledScanFn fn, ScanKind kind) {
+  const std::size_t tile = kind.tile;
+  return register_scan(
+      name, [fn, tile](const int* in, std::size_t n, int* out, cudaStream_t s) { fn(in, n, out, tile, s); },
+      kind);
 }
 
 /// The segment patterns of 1.9: 2^10 and 2^20 equal segments, and random
@@ -136,8 +146,7 @@ bool register_segmented(const std::string& name, const std::string& variant, std
       const auto n = static_cast<std::size_t>(n64);
       const std::string full = name + "/int32/" + std::to_string(n) + (variant.empty() ? "" : "/" + variant) +
                                "/" + pattern.name;
-      auto* b = benchmark::RegisterBenchmark(full.c_str(), [=](benchmark::State& state) {
-        if (!require_device(state)) return;
+      auto* b = register_device_benchmark(full, [=](benchmark::State& state) {
         DeviceBuffer<int>& in = fresh_buffer<int>(n);
         const DeviceBuffer<std::uint8_t>& flags = head_flags(n, pattern);
         DeviceBuffer<int>& out = output(n);
@@ -149,7 +158,6 @@ bool register_segmented(const std::string& name, const std::string& variant, std
         time_runs(state, [&](cudaStream_t s) { fn(in.data(), flags.data(), n, out.data(), pattern, s); },
                   bytes_per_element * n, n, fresh);
       });
-      b->UseManualTime()->Unit(benchmark::kMicrosecond);
     }
   }
   return true;

@@ -37,8 +37,7 @@ long long device_sum(const int* in, std::size_t n);
 /// one long long written; new inputs before every call, the last sum checked
 /// against device_sum (thrust::reduce).
 inline bool register_int_sum(const std::string& name, IntSum fn) {
-  auto* b = benchmark::RegisterBenchmark((name + "/int32").c_str(), [fn](benchmark::State& state) {
-    if (!require_device(state)) return;
+  auto* b = register_device_benchmark(name + "/int32", [fn](benchmark::State& state) {
     const auto n = static_cast<std::size_t>(state.range(0));
     DeviceBuffer<int>& in = fresh_buffer<int>(n);
     static DeviceBuffer<long long> out(1);
@@ -53,7 +52,6 @@ inline bool register_int_sum(const std::string& name, IntSum fn) {
               n * sizeof(int) + sizeof(long long), n, fresh);
   });
   for (auto n : kSizes) b->Arg(n);
-  b->UseManualTime()->Unit(benchmark::kMicrosecond);
   return true;
 }
 

@@ -16,24 +16,37 @@ inline int add_wrap(int a, int b) {
   return static_cast<int>(static_cast<std::uint32_t>(a) + static_cast<std::uint32_t>(b));
 }
 
+namespace detail {
+/// @brief The serial scan under `op` that starts again from `identity` at
+///        every i with `starts(i)` true: inclusive (`out[i]` includes `in[i]`)
+///        or exclusive (`out[i]` is op over the elements before i since the
+///        last start). Work O(n).
+template <class Op, class Starts>
+std::vector<int> restarting_scan(const std::vector<int>& in, Op op, int identity, bool inclusive,
+                                 Starts starts) {
+  std::vector<int> out(in.size());
+  int running = identity;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (starts(i)) running = identity;
+    if (inclusive) {
+      running = op(running, in[i]);
+      out[i] = running;
+    } else {
+      out[i] = running;
+      running = op(running, in[i]);
+    }
+  }
+  return out;
+}
+}  // namespace detail
+
 /// @brief Inclusive (or, with `inclusive` false, exclusive) prefix sums of
 ///        each tile of `tile` consecutive elements, restarting at every tile;
 ///        `tile` = 0 scans the whole array as one tile.
 /// Work O(n), one pass: the serial scan.
 inline std::vector<int> scan_tiles(const std::vector<int>& in, std::size_t tile, bool inclusive) {
-  std::vector<int> out(in.size());
-  int running = 0;
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (tile != 0 && i % tile == 0) running = 0;
-    if (inclusive) {
-      running = add_wrap(running, in[i]);
-      out[i] = running;
-    } else {
-      out[i] = running;
-      running = add_wrap(running, in[i]);
-    }
-  }
-  return out;
+  return detail::restarting_scan(in, add_wrap, 0, inclusive,
+                                 [tile](std::size_t i) { return tile != 0 && i % tile == 0; });
 }
 
 /// @brief The exclusive prefix sums of the whole array (modulo 2^32).
@@ -53,19 +66,8 @@ inline std::vector<int> inclusive_scan(const std::vector<int>& in) { return scan
 template <class Op>
 std::vector<int> segmented_scan(const std::vector<int>& in, const std::vector<std::uint8_t>& flags,
                                 Op op, bool inclusive) {
-  std::vector<int> out(in.size());
-  int running = Op::identity;
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (i == 0 || flags[i] != 0) running = Op::identity;
-    if (inclusive) {
-      running = op(running, in[i]);
-      out[i] = running;
-    } else {
-      out[i] = running;
-      running = op(running, in[i]);
-    }
-  }
-  return out;
+  return detail::restarting_scan(in, op, Op::identity, inclusive,
+                                 [&flags](std::size_t i) { return i == 0 || flags[i] != 0; });
 }
 
 }  // namespace cudalab::reference

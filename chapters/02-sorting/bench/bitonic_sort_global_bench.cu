@@ -3,7 +3,6 @@
 #include "sort_bench.cuh"
 
 namespace {
-const bool registered = cudalab::bench::sort::register_sort(
-    "bitonic_sort_global",
-    [](const int* in, std::size_t n, int* out, cudaStream_t s) { cudalab::sort::bitonic_sort_global(in, n, out, s); });
+const bool registered =
+    cudalab::bench::sort::register_sort("bitonic_sort_global", &cudalab::sort::bitonic_sort_global);
 }  // namespace

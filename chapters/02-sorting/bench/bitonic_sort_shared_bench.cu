@@ -4,9 +4,6 @@
 
 namespace {
 const bool registered = cudalab::bench::sort::register_segments(
-    "bitonic_sort_shared",
-    [](const int* in, std::size_t n, int* out, std::size_t segment, cudaStream_t s) {
-      cudalab::sort::bitonic_sort_shared(in, n, out, segment, s);
-    },
+    "bitonic_sort_shared", &cudalab::sort::bitonic_sort_shared,
     cudalab::sort::max_segment_bitonic);
 }  // namespace

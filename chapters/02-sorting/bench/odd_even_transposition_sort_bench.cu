@@ -4,9 +4,6 @@
 
 namespace {
 const bool registered = cudalab::bench::sort::register_segments(
-    "odd_even_transposition_sort",
-    [](const int* in, std::size_t n, int* out, std::size_t segment, cudaStream_t s) {
-      cudalab::sort::odd_even_transposition_sort(in, n, out, segment, s);
-    },
+    "odd_even_transposition_sort", &cudalab::sort::odd_even_transposition_sort,
     cudalab::sort::max_segment_odd_even);
 }  // namespace

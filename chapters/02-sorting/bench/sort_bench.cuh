@@ -99,8 +99,7 @@ using ParamFn = std::function<void(const int*, std::size_t, int*, std::size_t, c
 /// bytes); new keys before every call, the last output checked.
 inline bool register_sort(const std::string& name, SortFn fn,
                           std::initializer_list<std::int64_t> sizes = kSizes) {
-  auto* b = benchmark::RegisterBenchmark((name + "/int32").c_str(), [fn](benchmark::State& state) {
-    if (!require_device(state)) return;
+  auto* b = register_device_benchmark(name + "/int32", [fn](benchmark::State& state) {
     const auto n = static_cast<std::size_t>(state.range(0));
     DeviceBuffer<int>& in = fresh_buffer<int>(n);
     DeviceBuffer<int>& out = output(n);
@@ -108,7 +107,6 @@ inline bool register_sort(const std::string& name, SortFn fn,
               fresh_sort(in, out, n));
   });
   for (auto n : sizes) b->Arg(n);
-  b->UseManualTime()->Unit(benchmark::kMicrosecond);
   return true;
 }
 
@@ -117,8 +115,7 @@ inline bool register_sort(const std::string& name, SortFn fn,
 /// call, the last output checked.
 inline bool register_pairs(const std::string& name, PairsFn fn,
                            std::initializer_list<std::int64_t> sizes = kSizes) {
-  auto* b = benchmark::RegisterBenchmark((name + "/int32_int32").c_str(), [fn](benchmark::State& state) {
-    if (!require_device(state)) return;
+  auto* b = register_device_benchmark(name + "/int32_int32", [fn](benchmark::State& state) {
     const auto n = static_cast<std::size_t>(state.range(0));
     DeviceBuffer<int>& in = fresh_buffer<int>(n);
     DeviceBuffer<int>& keys = output(n, 0);
@@ -135,7 +132,6 @@ inline bool register_pairs(const std::string& name, PairsFn fn,
               4 * n * sizeof(int), n, fresh);
   });
   for (auto n : sizes) b->Arg(n);
-  b->UseManualTime()->Unit(benchmark::kMicrosecond);
   return true;
 }
 
@@ -146,14 +142,12 @@ inline bool register_segments(const std::string& name, ParamFn fn, std::size_t m
   for (const std::size_t segment : kSegments) {
     if (segment > max_segment) continue;
     const std::string full = name + "/int32/" + std::to_string(kBatchN) + "/" + std::to_string(segment);
-    auto* b = benchmark::RegisterBenchmark(full.c_str(), [fn, segment](benchmark::State& state) {
-      if (!require_device(state)) return;
+    auto* b = register_device_benchmark(full, [fn, segment](benchmark::State& state) {
       DeviceBuffer<int>& in = fresh_buffer<int>(kBatchN);
       DeviceBuffer<int>& out = output(kBatchN);
       time_runs(state, [&](cudaStream_t s) { fn(in.data(), kBatchN, out.data(), segment, s); },
                 2 * kBatchN * sizeof(int), kBatchN, fresh_sort(in, out, segment));
     });
-    b->UseManualTime()->Unit(benchmark::kMicrosecond);
   }
   return true;
 }
@@ -164,8 +158,7 @@ inline bool register_segments(const std::string& name, ParamFn fn, std::size_t m
 inline bool register_merge(const std::string& name, ParamFn fn, std::initializer_list<std::size_t> runs) {
   for (const std::size_t run : runs) {
     const std::string full = name + "/int32/" + std::to_string(kBatchN) + "/" + std::to_string(run);
-    auto* b = benchmark::RegisterBenchmark(full.c_str(), [fn, run](benchmark::State& state) {
-      if (!require_device(state)) return;
+    auto* b = register_device_benchmark(full, [fn, run](benchmark::State& state) {
       DeviceBuffer<int>& in = fresh_buffer<int>(kBatchN, 1);
       DeviceBuffer<int>& out = output(kBatchN);
       Fresh fresh;
@@ -177,7 +170,6 @@ inline bool register_merge(const std::string& name, ParamFn fn, std::initializer
       time_runs(state, [&](cudaStream_t s) { fn(in.data(), kBatchN, out.data(), run, s); },
                 2 * kBatchN * sizeof(int), kBatchN, fresh);
     });
-    b->UseManualTime()->Unit(benchmark::kMicrosecond);
   }
   return true;
 }

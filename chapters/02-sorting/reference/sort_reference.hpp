@@ -30,25 +30,43 @@ struct Pairs {
   std::vector<int> values;  ///< values[i] belongs to keys[i]
 };
 
+namespace detail {
+/// @brief The pairs as one array of (key, value), for the standard
+///        library's algorithms. Work O(n).
+inline std::vector<std::pair<int, int>> zip(const Pairs& in) {
+  std::vector<std::pair<int, int>> kv(in.keys.size());
+  for (std::size_t i = 0; i < kv.size(); ++i) kv[i] = {in.keys[i], in.values[i]};
+  return kv;
+}
+
+/// @brief The inverse of zip. Work O(n).
+inline Pairs unzip(const std::vector<std::pair<int, int>>& kv) {
+  Pairs out{std::vector<int>(kv.size()), std::vector<int>(kv.size())};
+  for (std::size_t i = 0; i < kv.size(); ++i) {
+    out.keys[i] = kv[i].first;
+    out.values[i] = kv[i].second;
+  }
+  return out;
+}
+
+/// @brief Orders two (key, value) entries by key alone, so that the
+///        standard library's stable algorithms keep the values' order on ties.
+inline bool key_less(const std::pair<int, int>& a, const std::pair<int, int>& b) { return a.first < b.first; }
+}  // namespace detail
+
 /// @brief A stable sort by key of each segment of `segment` pairs
 ///        (`segment` = 0: the whole array), by std::stable_sort.
 /// Work O(n log segment).
 inline Pairs stable_sort_pairs(const Pairs& in, std::size_t segment = 0) {
   const std::size_t n = in.keys.size();
   if (segment == 0 || segment > n) segment = n;
-  std::vector<std::pair<int, int>> kv(n);
-  for (std::size_t i = 0; i < n; ++i) kv[i] = {in.keys[i], in.values[i]};
+  std::vector<std::pair<int, int>> kv = detail::zip(in);
   for (std::size_t s = 0; s < n; s += segment) {
     const std::size_t e = std::min(n, s + segment);
     std::stable_sort(kv.begin() + static_cast<std::ptrdiff_t>(s), kv.begin() + static_cast<std::ptrdiff_t>(e),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
+                     detail::key_less);
   }
-  Pairs out{std::vector<int>(n), std::vector<int>(n)};
-  for (std::size_t i = 0; i < n; ++i) {
-    out.keys[i] = kv[i].first;
-    out.values[i] = kv[i].second;
-  }
-  return out;
+  return detail::unzip(kv);
 }
 
 /// @brief One pass of bottom-up merge sort: merges runs 2p and 2p + 1 of
@@ -58,21 +76,16 @@ inline Pairs stable_sort_pairs(const Pairs& in, std::size_t segment = 0) {
 /// Work O(n).
 inline Pairs merge_runs(const Pairs& in, std::size_t run) {
   const std::size_t n = in.keys.size();
-  std::vector<std::pair<int, int>> kv(n), merged(n);
-  for (std::size_t i = 0; i < n; ++i) kv[i] = {in.keys[i], in.values[i]};
+  const std::vector<std::pair<int, int>> kv = detail::zip(in);
+  std::vector<std::pair<int, int>> merged(n);
   for (std::size_t p = 0; p < n; p += 2 * run) {
     const std::size_t mid = std::min(n, p + run);
     const std::size_t end = std::min(n, mid + run);
     const auto at = [&](std::size_t i) { return kv.begin() + static_cast<std::ptrdiff_t>(i); };
     std::merge(at(p), at(mid), at(mid), at(end), merged.begin() + static_cast<std::ptrdiff_t>(p),
-               [](const auto& a, const auto& b) { return a.first < b.first; });
+               detail::key_less);
   }
-  Pairs out{std::vector<int>(n), std::vector<int>(n)};
-  for (std::size_t i = 0; i < n; ++i) {
-    out.keys[i] = merged[i].first;
-    out.values[i] = merged[i].second;
-  }
-  return out;
+  return detail::unzip(merged);
 }
 
 /// @brief The keys-only merge pass (see merge_runs(const Pairs&, std::size_t)).

@@ -10,9 +10,8 @@ namespace {
 // Before every call (untimed) the slots get new items; the last call is
 // checked (check_popped: counter 0, no error, out = the slots as a multiset).
 const bool registered = [] {
-  auto* b = benchmark::RegisterBenchmark("pop_batch/int32", [](benchmark::State& state) {
+  auto* b = cudalab::bench::register_device_benchmark("pop_batch/int32", [](benchmark::State& state) {
     using namespace cudalab;
-    if (!bench::require_device(state)) return;
     const auto n = static_cast<std::size_t>(state.range(0));
     stack::Stack<int> st(n);
     const DeviceBuffer<long long> full(std::vector<long long>{static_cast<long long>(n)});
@@ -30,7 +29,6 @@ const bool registered = [] {
         2 * n * sizeof(int), n, fresh);
   });
   for (auto n : cudalab::bench::stack::kSizes) b->Arg(n);
-  b->UseManualTime()->Unit(benchmark::kMicrosecond);
   return true;
 }();
 

@@ -14,9 +14,8 @@ namespace {
 // (untimed); the last call is checked (check_dequeued: head = tail =
 // 2^32 + n/2, no error, out = the items as a multiset).
 const bool registered = [] {
-  auto* b = benchmark::RegisterBenchmark("ring_queue/int32", [](benchmark::State& state) {
+  auto* b = cudalab::bench::register_device_benchmark("ring_queue/int32", [](benchmark::State& state) {
     using namespace cudalab;
-    if (!bench::require_device(state)) return;
     const auto n = static_cast<std::size_t>(state.range(0));
     stack::Queue<int> q(n);
     DeviceBuffer<int>& in = bench::stack::items(n);
@@ -38,7 +37,6 @@ const bool registered = [] {
         4 * n * sizeof(int), n, fresh);
   });
   for (auto n : cudalab::bench::stack::kSizes) b->Arg(n);
-  b->UseManualTime()->Unit(benchmark::kMicrosecond);
   return true;
 }();
 

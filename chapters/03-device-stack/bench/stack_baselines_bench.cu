@@ -52,9 +52,8 @@ unsigned blocks_for(std::size_t n) { return static_cast<unsigned>((n + kBlock - 
 template <class Launch, class Prepare, class Check>
 void register_atomic(const std::string& name, Launch launch, std::size_t bytes_per_atomic, Prepare prepare,
                      Check check) {
-  auto* b = benchmark::RegisterBenchmark(
-      (name + "/int32").c_str(), [launch, bytes_per_atomic, prepare, check](benchmark::State& state) {
-        if (!require_device(state)) return;
+  auto* b = register_device_benchmark(
+      name + "/int32", [launch, bytes_per_atomic, prepare, check](benchmark::State& state) {
         const auto n = static_cast<std::size_t>(state.range(0));
         const auto stride = static_cast<unsigned>(state.range(1));
         const std::size_t atomics = (n + stride - 1) / stride;
@@ -66,7 +65,6 @@ void register_atomic(const std::string& name, Launch launch, std::size_t bytes_p
       });
   for (auto n : kSizes)
     for (auto stride : kStrides) b->Args({n, stride});
-  b->UseManualTime()->Unit(benchmark::kMicrosecond);
 }
 
 DeviceBuffer<unsigned long long>& counter() {

@@ -130,8 +130,7 @@ using PushFn = void (*)(cudalab::stack::DeviceStack<int>, const int*, const std:
 /// name). The clear (two small memsets) is timed too. New items before every
 /// call; the last call's stack is checked (check_pushed).
 inline bool register_push(const std::string& name, PushFn fn) {
-  auto* b = benchmark::RegisterBenchmark((name + "/int32").c_str(), [fn](benchmark::State& state) {
-    if (!require_device(state)) return;
+  auto* b = register_device_benchmark(name + "/int32", [fn](benchmark::State& state) {
     const auto n = static_cast<std::size_t>(state.range(0));
     const auto stride = static_cast<std::size_t>(state.range(1));
     DeviceBuffer<int>& in = items(n);
@@ -153,7 +152,6 @@ inline bool register_push(const std::string& name, PushFn fn) {
   });
   for (auto n : kSizes)
     for (auto stride : kStrides) b->Args({n, stride});
-  b->UseManualTime()->Unit(benchmark::kMicrosecond);
   return true;
 }
 
@@ -341,8 +339,7 @@ using ExpandFn = std::vector<std::size_t> (*)(const int*, std::size_t, cudalab::
 /// checked (check_expansion). Items = nodes visited; bytes = each node
 /// written to its list and to `visited`, read once.
 inline bool register_expand(const std::string& name, ExpandFn fn) {
-  auto* b = benchmark::RegisterBenchmark((name + "/int32").c_str(), [fn](benchmark::State& state) {
-    if (!require_device(state)) return;
+  auto* b = register_device_benchmark(name + "/int32", [fn](benchmark::State& state) {
     const auto nodes = static_cast<std::size_t>(state.range(0));
     DeviceBuffer<int>& roots = expand_roots(nodes);
     static std::map<std::size_t, DeviceBuffer<int>> visited;
@@ -358,7 +355,6 @@ inline bool register_expand(const std::string& name, ExpandFn fn) {
         3 * nodes * sizeof(int), nodes, fresh);
   });
   for (auto n : kTreeSizes) b->Arg(n);
-  b->UseManualTime()->Unit(benchmark::kMicrosecond);
   return true;
 }
 

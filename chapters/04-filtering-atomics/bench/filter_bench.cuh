@@ -71,8 +71,7 @@ inline bool register_filter(const std::string& name, FilterFn fn, const std::str
   for (const unsigned pct : selectivities) {
     const std::string full =
         name + "/int32/" + std::to_string(pct) + (variant.empty() ? std::string() : "/" + variant);
-    auto* b = benchmark::RegisterBenchmark(full.c_str(), [fn, pct](benchmark::State& state) {
-      if (!require_device(state)) return;
+    auto* b = register_device_benchmark(full, [fn, pct](benchmark::State& state) {
       const auto n = static_cast<std::size_t>(state.range(0));
       DeviceBuffer<int>& in = fresh_buffer<int>(n);
       DeviceBuffer<int>& out = output(n);
@@ -85,7 +84,6 @@ inline bool register_filter(const std::string& name, FilterFn fn, const std::str
           (n + selected) * sizeof(int), n, fresh);
     });
     for (auto n : sizes) b->Arg(n);
-    b->UseManualTime()->Unit(benchmark::kMicrosecond);
   }
   return true;
 }

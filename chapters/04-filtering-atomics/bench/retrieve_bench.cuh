@@ -117,8 +117,7 @@ std::string check_retrieved(std::size_t n, SlotPairs out);
 /// e.g. check_retrieved).
 template <class Run, class Check>
 bool register_retrieve(const std::string& name, Run run, Check check) {
-  auto* b = benchmark::RegisterBenchmark((name + "/int64").c_str(), [run, check](benchmark::State& state) {
-    if (!require_device(state)) return;
+  auto* b = register_device_benchmark(name + "/int64", [run, check](benchmark::State& state) {
     const auto n = static_cast<std::size_t>(state.range(0));
     DeviceBuffer<cudalab::filter::Slot>& slots = table(n);
     Fresh fresh;
@@ -127,7 +126,6 @@ bool register_retrieve(const std::string& name, Run run, Check check) {
     time_runs(state, [&](cudaStream_t s) { run(n, s); }, 16 * n + 16 * (n / 2), n, fresh);
   });
   for (auto n : kSlots) b->Arg(n);
-  b->UseManualTime()->Unit(benchmark::kMicrosecond);
   return true;
 }
 

@@ -438,8 +438,7 @@ void register_exercise(const std::string& slug, const std::vector<GraphSpec>& gr
                 "the infinity of each distance type is its largest value");
   for (const GraphSpec& spec : graphs) {
     const std::string full = slug + "/" + spec.name + "/" + std::to_string(spec.n) + suffix;
-    benchmark::RegisterBenchmark(full.c_str(), [spec, layout, run, parents](benchmark::State& state) {
-      if (!require_device(state)) return;
+    register_device_benchmark(full, [spec, layout, run, parents](benchmark::State& state) {
       const BenchGraph& g = bench_graph(spec.name, spec.n);
       state.SetLabel(g.label);
       cudalab::sssp::Stats last;
@@ -466,7 +465,7 @@ void register_exercise(const std::string& slug, const std::vector<GraphSpec>& gr
       state.counters["buckets"] = static_cast<double>(last.buckets);
       state.counters["vertices"] = static_cast<double>(g.csr.num_vertices());
       state.counters["edges"] = static_cast<double>(g.csr.num_edges());
-    })->UseManualTime()->Unit(benchmark::kMillisecond);
+    })->Unit(benchmark::kMillisecond);
   }
 }
 

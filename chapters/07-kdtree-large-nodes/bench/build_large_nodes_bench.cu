@@ -103,8 +103,7 @@ const bool registered = [] {
       ->Arg(cudalab::bench::kdtree::kPoints)
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
-  auto* b = benchmark::RegisterBenchmark("build_large_nodes/float3", [](benchmark::State& state) {
-    if (!cudalab::bench::require_device(state)) return;
+  auto* b = cudalab::bench::register_device_benchmark("build_large_nodes/float3", [](benchmark::State& state) {
     const auto n = static_cast<std::size_t>(state.range(0));
     static cudalab::DeviceBuffer<float3> points(n);
     // Well above the about 176,800 nodes of uniform points (176,773 for those of cpu_reference_build).
@@ -128,7 +127,7 @@ const bool registered = [] {
     for (std::size_t l = 0; l < stage.levels.size(); ++l)
       state.counters["level_" + std::string(l < 10 ? "0" : "") + std::to_string(l) + "_ms"] = stage.levels[l].ms;
   });
-  b->Arg(cudalab::bench::kdtree::kPoints)->UseManualTime()->Unit(benchmark::kMillisecond);
+  b->Arg(cudalab::bench::kdtree::kPoints)->Unit(benchmark::kMillisecond);
   return true;
 }();
 

@@ -306,18 +306,16 @@ inline constexpr double kLevelMinTimeS = 0.02;
 template <class Launch>
 void register_level(const std::string& name, Launch launch, std::size_t bytes_per_point,
                     std::initializer_list<std::int64_t> sizes, MakeFresh make_fresh) {
-  auto* b = benchmark::RegisterBenchmark(
-      name.c_str(), [launch, bytes_per_point, make_fresh](benchmark::State& state) {
-        if (!require_device(state)) return;
-        DeviceLevel& L = level(static_cast<std::size_t>(state.range(0)));
-        time_runs(state, [&](cudaStream_t s) { launch(L, s); }, bytes_per_point * L.n, L.n, make_fresh(L));
-      });
+  auto* b = register_device_benchmark(name, [launch, bytes_per_point, make_fresh](benchmark::State& state) {
+    DeviceLevel& L = level(static_cast<std::size_t>(state.range(0)));
+    time_runs(state, [&](cudaStream_t s) { launch(L, s); }, bytes_per_point * L.n, L.n, make_fresh(L));
+  });
   for (auto n : sizes) b->Arg(n);
   // A level's call takes microseconds, and in a checker each call's round trip to the runner (new
   // inputs, L2 flush, null call) costs a millisecond or more of wall time: 0.02 s of timed work is
   // still thousands of calls a repetition, and keeps a graded benchmark under a minute. It
   // overrides --benchmark_min_time for these benchmarks only.
-  b->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(kLevelMinTimeS);
+  b->MinTime(kLevelMinTimeS);
 }
 
 }  // namespace cudalab::bench::kdtree

@@ -280,7 +280,7 @@ class SimilarityClassTest(unittest.TestCase):
             self.assertTrue(all(given[1]))
         left = similarity.student_code(STARTER, given)
         self.assertNotIn("launch", left)
-        self.assertNotIn("check_sum_arguments", left)
+        self.assertNotIn("run_sum", left)
         self.assertNotIn("TODO", left)
         self.assertEqual(self.results[0].starter_only, 2)       # gina and hank
         self.assertEqual(self.results[0].compared, len(self.kinds) - 2)

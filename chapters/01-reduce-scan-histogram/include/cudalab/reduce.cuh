@@ -113,7 +113,7 @@ inline void check_sum_arguments(const char* function, const void* in, std::size_
   require_count_at_most(function, n, max_elements);
 }
 
-/// @brief The start of every sum's launch (1.1 to 1.4), after
+/// @brief The start of every sum (1.1 to 1.4, through run_sum), after
 ///        check_sum_arguments: sets `*out` to the identity 0 on `stream`
 ///        (the call overwrites it, also for n = 0).
 /// @tparam Acc long long (for int input) or float
@@ -128,6 +128,29 @@ template <class Acc>
 bool start_sum(Acc* out, std::size_t n, cudaStream_t stream) {
   CUDALAB_CHECK(cudaMemsetAsync(out, 0, sizeof(Acc), stream));
   return n != 0;
+}
+
+/// @brief The body of every public sum overload (1.1 to 1.4): checks the
+///        arguments (check_sum_arguments), sets `*out` to the identity 0
+///        (start_sum) and, for n > 0, calls `launch(in, n, out, stream)`,
+///        the exercise's own launch of its kernel.
+/// @tparam T   int or float
+/// @tparam Acc long long (for int input) or float
+/// @param function the public function being called, for the messages
+/// @param in       device pointer to n elements
+/// @param n        element count
+/// @param out      device pointer to the one result
+/// @param stream   the stream to run on; asynchronous
+/// @param launch   the exercise's launch; called only with n > 0
+/// @throws std::invalid_argument as described in the file's common contract
+///         (before any CUDA call).
+/// @throws cudalab::CudaError when the memset fails, and whatever `launch` throws.
+/// O(1) on the host besides `launch`.
+template <class T, class Acc>
+void run_sum(const char* function, const T* in, std::size_t n, Acc* out, cudaStream_t stream,
+             void (*launch)(const T*, std::size_t, Acc*, cudaStream_t)) {
+  check_sum_arguments(function, in, n, out);
+  if (start_sum(out, n, stream)) launch(in, n, out, stream);
 }
 }  // namespace detail
 

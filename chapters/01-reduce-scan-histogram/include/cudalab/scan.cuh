@@ -40,8 +40,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <stdexcept>
-#include <string>
 
 #include "cudalab/args.hpp"
 
@@ -283,11 +281,7 @@ inline void check_scan_arguments(const char* function, const void* in, std::size
 
 /// @brief Throws std::invalid_argument unless `tile` is a power of two in [lo, hi].
 inline void check_tile(const char* function, std::size_t tile, std::size_t lo, std::size_t hi) {
-  if (tile < lo || tile > hi || (tile & (tile - 1)) != 0) {
-    throw std::invalid_argument(std::string(function) + ": tile = " + std::to_string(tile) +
-                                " is not a power of two in [" + std::to_string(lo) + ", " +
-                                std::to_string(hi) + "]");
-  }
+  require_power_of_two_in(function, "tile", tile, lo, hi);
 }
 
 /// @brief The start of the tiled scans 1.5 and 1.6: check_scan_arguments,

@@ -41,6 +41,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -309,10 +310,7 @@ inline void check_sort_arguments(const char* function, const void* in, std::size
 
 /// @brief Throws when `segment` is not a power of two in [1, max_segment].
 inline void check_segment(const char* function, std::size_t segment, std::size_t max_segment) {
-  if (segment == 0 || segment > max_segment || (segment & (segment - 1)) != 0) {
-    throw std::invalid_argument(std::string(function) + ": segment = " + std::to_string(segment) +
-                                " is not a power of two in [1, " + std::to_string(max_segment) + "]");
-  }
+  require_power_of_two_in(function, "segment", segment, 1, max_segment);
 }
 
 /// @brief Throws when `run` is 0.
@@ -363,6 +361,56 @@ inline void check_merge_runs(const char* function, const void* keys_in, const vo
   check_sort_arguments(function, values_in, n, values_out);
   check_not_in_place(function, "the key", keys_in, keys_out, n);
   check_not_in_place(function, "the value", values_in, values_out, n);
+}
+
+/// @brief The launch of a merge_runs_* exercise (2.4 to 2.6), as its file
+///        defines it: `launch(keys_in, values_in, n, keys_out, values_out,
+///        run, stream)` merges the runs with the exercise's kernels, for
+///        n > 0 and 1 ≤ run ≤ n, the values null for the keys-only overload.
+using MergeRunsLaunch = void (*)(const int* keys_in, const int* values_in, std::size_t n, int* keys_out,
+                                 int* values_out, std::size_t run, cudaStream_t stream);
+
+/// @brief The body of the keys-only merge_runs_* overloads (2.4 to 2.6):
+///        checks the arguments (check_merge_runs) and, for n > 0, calls
+///        `launch(in, nullptr, n, out, nullptr, min(run, n), stream)` (a run
+///        of n keys or more is the whole array: the merge is a copy).
+/// @param function the public function being called, for the messages
+/// @param in       device pointer to n keys, sorted within each run
+/// @param n        key count
+/// @param out      device pointer to n keys
+/// @param run      the length of the sorted runs
+/// @param stream   the stream to run on; asynchronous
+/// @param launch   the exercise's launch; called only with n > 0
+/// @throws std::invalid_argument as check_merge_runs (before any CUDA call),
+///         and whatever `launch` throws.
+/// O(1) on the host besides `launch`.
+inline void run_merge_runs(const char* function, const int* in, std::size_t n, int* out, std::size_t run,
+                           cudaStream_t stream, MergeRunsLaunch launch) {
+  check_merge_runs(function, in, n, out, run);
+  if (n > 0) launch(in, nullptr, n, out, nullptr, std::min(run, n), stream);
+}
+
+/// @brief The body of the key-value merge_runs_* overloads (2.4 to 2.6):
+///        checks the arguments (check_merge_runs) and, for n > 0, calls
+///        `launch(keys_in, values_in, n, keys_out, values_out, min(run, n),
+///        stream)`.
+/// @param function   the public function being called, for the messages
+/// @param keys_in    device pointer to n keys, sorted within each run
+/// @param values_in  device pointer to n values
+/// @param n          pair count
+/// @param keys_out   device pointer to n keys
+/// @param values_out device pointer to n values
+/// @param run        the length of the sorted runs
+/// @param stream     the stream to run on; asynchronous
+/// @param launch     the exercise's launch; called only with n > 0
+/// @throws std::invalid_argument as check_merge_runs (before any CUDA call),
+///         and whatever `launch` throws.
+/// O(1) on the host besides `launch`.
+inline void run_merge_runs(const char* function, const int* keys_in, const int* values_in, std::size_t n,
+                           int* keys_out, int* values_out, std::size_t run, cudaStream_t stream,
+                           MergeRunsLaunch launch) {
+  check_merge_runs(function, keys_in, values_in, n, keys_out, values_out, run);
+  if (n > 0) launch(keys_in, values_in, n, keys_out, values_out, std::min(run, n), stream);
 }
 
 /// @brief The smallest power of two ≥ max(n, floor) (floor a power of two).

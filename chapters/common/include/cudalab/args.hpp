@@ -34,4 +34,20 @@ inline void require_count_at_most(const char* function, std::size_t n, std::size
   }
 }
 
+/// @brief Throws std::invalid_argument naming `function` and `what` unless
+///        `value` is a power of two in [lo, hi] (a tile or segment size).
+/// @param function the public function being called, for the message
+/// @param what     the parameter's name, for the message
+/// @param value    the size to check
+/// @param lo       the smallest size allowed, a power of two (≥ 1)
+/// @param hi       the largest size allowed, a power of two
+inline void require_power_of_two_in(const char* function, const char* what, std::size_t value, std::size_t lo,
+                                    std::size_t hi) {
+  if (value < lo || value > hi || (value & (value - 1)) != 0) {
+    throw std::invalid_argument(std::string(function) + ": " + what + " = " + std::to_string(value) +
+                                " is not a power of two in [" + std::to_string(lo) + ", " +
+                                std::to_string(hi) + "]");
+  }
+}
+
 }  // namespace cudalab

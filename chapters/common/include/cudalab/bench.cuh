@@ -68,6 +68,26 @@ inline bool require_device(benchmark::State& state) {
   return false;
 }
 
+/// @brief Registers the benchmark `name` the way every benchmark that runs
+///        on the GPU is registered: `body(state)` runs only when there is a
+///        CUDA device (require_device, else the benchmark is skipped), and
+///        the time is manual (time_runs reports each iteration's), shown in
+///        microseconds.
+/// @tparam Body callable as `body(benchmark::State&)`, copied into the benchmark
+/// @param name the benchmark's name before its arguments ("sum_atomic/int32")
+/// @param body the benchmark's work, with time_runs
+/// @return the benchmark, for its arguments (`->Arg(n)`, `->Args({...})`) and
+///         any other setting (a unit other than microseconds).
+template <class Body>
+auto* register_device_benchmark(const std::string& name, Body body) {
+  return benchmark::RegisterBenchmark(name.c_str(),
+                                      [body](benchmark::State& state) {
+                                        if (require_device(state)) body(state);
+                                      })
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond);
+}
+
 /// @brief Temporary storage for CUB's device-wide calls (the second call of the
 ///        two-call protocol), one buffer per program, grown as needed and kept.
 /// @param bytes the size CUB asked for in its first call.
@@ -313,23 +333,19 @@ void refill_uniform_ints(DeviceBuffer<T>& buf, T lo, T hi, cudaStream_t stream) 
 ///        this device, measured in the same run as the kernels it judges.
 template <class T>
 void register_copy_bandwidth(const std::string& type_name, std::initializer_list<std::int64_t> sizes) {
-  auto* b = benchmark::RegisterBenchmark(
-      ("copy_bandwidth/" + type_name).c_str(), [](benchmark::State& state) {
-        if (!require_device(state)) return;
-        const auto n = static_cast<std::size_t>(state.range(0));
-        const DeviceBuffer<T>& src = cached_uniform_ints<T>(n, 1, T{0}, T{100});
-        static std::map<std::size_t, DeviceBuffer<T>> destinations;
-        DeviceBuffer<T>& dst = destinations.try_emplace(n, n).first->second;
-        time_runs(
-            state,
-            [&](cudaStream_t s) {
-              CUDALAB_CHECK(cudaMemcpyAsync(dst.data(), src.data(), n * sizeof(T),
-                                            cudaMemcpyDeviceToDevice, s));
-            },
-            2 * n * sizeof(T), n);
-      });
+  auto* b = register_device_benchmark("copy_bandwidth/" + type_name, [](benchmark::State& state) {
+    const auto n = static_cast<std::size_t>(state.range(0));
+    const DeviceBuffer<T>& src = cached_uniform_ints<T>(n, 1, T{0}, T{100});
+    static std::map<std::size_t, DeviceBuffer<T>> destinations;
+    DeviceBuffer<T>& dst = destinations.try_emplace(n, n).first->second;
+    time_runs(
+        state,
+        [&](cudaStream_t s) {
+          CUDALAB_CHECK(cudaMemcpyAsync(dst.data(), src.data(), n * sizeof(T), cudaMemcpyDeviceToDevice, s));
+        },
+        2 * n * sizeof(T), n);
+  });
   for (auto n : sizes) b->Arg(n);
-  b->UseManualTime()->Unit(benchmark::kMicrosecond);
 }
 
 }  // namespace cudalab::bench
