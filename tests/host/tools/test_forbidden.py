@@ -469,7 +469,22 @@ def given_lookback(file: str, todo: str, end: str, call: str) -> str:
     return text[:a] + call + text[b:]
 
 
+def chapter1_including(file: str, header: str) -> str:
+    """Chapter 1's starter `file` with one more include, of `header`, before cudalab/error.cuh: the
+    include alone is what forbid_include refuses, whatever the file then calls."""
+    text = (REPO / "starter" / "01-reduce-scan-histogram" / file).read_text()
+    return text.replace('#include "cudalab/error.cuh"\n', f'#include "{header}"\n#include "cudalab/error.cuh"\n', 1)
+
+
 ATTACKS.update({
+    # 1.4's 16-byte loads are given to 1.7 and 1.8 (block_load_store.cuh); a warp scan's lane 31 is
+    # a warp sum (1.3's and 1.4's shuffles)
+    "1.4's vector loads from the given block_load_store.cuh": (
+        "1.4", chapter1_including("sum_vectorized.cu", "cudalab/block_load_store.cuh"),
+        "include", "which 1.4 may not include: its given load_tile (given to 1.7 and 1.8)"),
+    "1.3's warp sum from the given decoupled_lookback.cuh": (
+        "1.3", chapter1_including("sum_warp_shuffle.cu", "cudalab/decoupled_lookback.cuh"),
+        "include", "which 1.3 may not include: its given warp_inclusive_scan"),
     # 1.8's look-back and 1.7's warp scan are given to 4.6 in chapters/common (a forbid_include path
     # that leaves the chapter's folder: ../common/include/...)
     "1.8's look_back from the given decoupled_lookback.cuh": (
@@ -658,8 +673,8 @@ class ContractTest(unittest.TestCase):
                 self.assertTrue(source.contract(ex, REPO).forbid_why)
 
     def test_forbidden_headers_exist_and_say_why(self):
-        """forbid_include names real course headers; 5.1 to 5.3 may not include the given heap, 1.7 and
-        1.8 the given look-back."""
+        """forbid_include names real course headers; 5.1 to 5.3 may not include the given heap, 1.3,
+        1.4, 1.7 and 1.8 the given look-back, 1.4 the given vector tile loads."""
         for ex in EXERCISES.values():
             for header, why in source.contract(ex, REPO).forbid_include:
                 with self.subTest(exercise=ex.id, header=header):
@@ -673,11 +688,13 @@ class ContractTest(unittest.TestCase):
                       dict(source.contract(EXERCISES["2.6"], REPO).forbid_include))
         self.assertEqual(source.contract(EXERCISES["2.7"], REPO).forbid_include, ())
         # a header of chapters/common, named from the chapter's folder as ../common/include/...
-        for exid in ("1.7", "1.8"):
+        for exid in ("1.3", "1.4", "1.7", "1.8"):
             self.assertIn("chapters/common/include/cudalab/decoupled_lookback.cuh",
                           dict(source.contract(EXERCISES[exid], REPO).forbid_include))
         for exid in ("1.9", "4.6"):
             self.assertEqual(source.contract(EXERCISES[exid], REPO).forbid_include, ())
+        self.assertIn("chapters/01-reduce-scan-histogram/include/cudalab/block_load_store.cuh",
+                      dict(source.contract(EXERCISES["1.4"], REPO).forbid_include))
 
     def test_asm_allowed_exactly_where_a_solution_uses_it(self):
         for ex in EXERCISES.values():
