@@ -32,13 +32,14 @@ MASK_OPERATORS = ["mask_narrow", "mask_active"]
 # (docs/results/mutation.md and the chapter 2/4 and 5/6 runs), as (exercise, operator,
 # a piece of the solution's line that the mutant changes, which masked call of that line).
 # Found by their line's text, not their id, whose line number moves when a solution does.
+# A survivor of those runs is no longer a mutant: 5.1's broadcast of the top is the given
+# shfl_entry, outside the solution's region.
 SURVIVORS = [
     ("3.2", "mask_active", "base = __shfl_sync(mask, base, static_cast<int>(leader));", 1),
     ("3.4", "mask_narrow", "base = __shfl_sync(kFullMask, base, 31);", 1),
     ("4.4", "mask_narrow", "base = __shfl_sync(kFullMask, base, 0);", 1),
     ("4.4", "mask_active", "mask[r] = __ballot_sync(kFullMask, selected[r]);", 1),
     ("4.7", "mask_active", "mask[r] = __ballot_sync(kFullMask, live[r]);", 1),
-    ("5.1", "mask_narrow", "const Entry top{__shfl_sync(kFullMask, mine.key, 0)", 2),
     ("5.1", "mask_narrow", "const unsigned at_or_before = __ballot_sync(kFullMask, !(x < mine));", 1),
     ("5.1", "mask_narrow", "const Entry right{__shfl_down_sync(kFullMask, mine.key, 1)", 1),
     ("5.2", "mask_active", "const Entry other{__shfl_xor_sync(kFullMask, best.key, offset)", 2),
@@ -240,7 +241,7 @@ class MutantTest(unittest.TestCase):
                         self.assertEqual(uses[0].kind,
                                          "constant" if m.operator == "mask_narrow" else "activemask")
                         counted["flagged"] += 1
-        self.assertGreater(counted["flagged"], 90)
+        self.assertGreater(counted["flagged"], 80)
         self.assertLessEqual(counted["computed"], 2)
 
 
