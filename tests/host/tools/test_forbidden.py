@@ -448,6 +448,18 @@ def given_heap(exid: str, file: str, todo: str, end: str, call: str, include: st
     return text[:a] + call + text[b:]
 
 
+def given_warp_aggregation(file: str, todo: str, call: str) -> str:
+    """Chapter 4's starter `file` whose TODO (from `todo` to the kernel's end) is `call` into the
+    given warp_aggregated_append of cudalab/warp_aggregated.cuh, the course's reference solution
+    of 4.4 (given to 4.7): an unqualified call inside `namespace cudalab::filter`."""
+    text = (REPO / "starter" / "04-filtering-atomics" / file).read_text()
+    text = text.replace('#include "cudalab/filter.cuh"\n',
+                        '#include "cudalab/filter.cuh"\n#include "cudalab/warp_aggregated.cuh"\n', 1)
+    a = text.index(todo)
+    b = text.index("\n}\n", a) + 1
+    return text[:a] + call + text[b:]
+
+
 def given_merge_path() -> str:
     """2.6's starter without its own merge_path, including cudalab/merge_path.cuh instead, whose
     given merge_path (2.7's) is the course's reference search of 2.6 in the instructor's tree."""
@@ -511,6 +523,17 @@ ATTACKS.update({
             "const Entry top = heap.top();",
             "const Entry top = heap.empty() ? Entry{kEmptyKey, kEmptyValue} : Entry{heap.top_keys[0], heap.top_values[0]};"),
         "include", "which 5.3 may not include"),
+    # 4.7's given warp aggregation (cudalab/warp_aggregated.cuh) is 4.4's reference solution, and
+    # 4.5's aggregation done with the intrinsics cooperative groups replace
+    "4.4's aggregation from the given warp_aggregated_append of warp_aggregated.cuh": (
+        "4.4", given_warp_aggregation("copy_if_warp_aggregated.cu", "  // TODO(4.4)",
+                                      "  warp_aggregated_append(x, selected, out, capacity, count);\n"),
+        "include", "includes `cudalab/warp_aggregated.cuh` (line 9), which 4.4 may not include: its given "
+                   "warp_aggregated_append (given to 4.7) is the course's reference solution of 4.4"),
+    "4.5's aggregation from the given warp_aggregated_append of warp_aggregated.cuh": (
+        "4.5", given_warp_aggregation("copy_if_cooperative_groups.cu", "  // TODO(4.5)",
+                                      "  (void)mine;\n  warp_aggregated_append(x, selected, out, capacity, count);\n"),
+        "include", "which 4.5 may not include: its given warp_aggregated_append (given to 4.7) is 4.4's"),
     # 2.7's given merge-path search (cudalab/merge_path.cuh) is 2.6's reference search: the file's own
     # merge_path left out, its calls inside namespace cudalab::sort reach the given one
     "2.6's merge_path from the given search of merge_path.cuh": (
@@ -673,8 +696,8 @@ class ContractTest(unittest.TestCase):
 
     def test_forbidden_headers_exist_and_say_why(self):
         """forbid_include names real course headers; 5.1 to 5.3 may not include the given heap,
-        5.1 and 5.2 not the given nodes (5.3 composes its heap from them), 1.7 and 1.8 the given
-        look-back."""
+        5.1 and 5.2 not the given nodes (5.3 composes its heap from them), 4.4 and 4.5 not 4.4's
+        given aggregation (4.7 composes with it), 1.7 and 1.8 the given look-back."""
         for ex in EXERCISES.values():
             for header, why in source.contract(ex, REPO).forbid_include:
                 with self.subTest(exercise=ex.id, header=header):
@@ -689,6 +712,10 @@ class ContractTest(unittest.TestCase):
         self.assertNotIn("chapters/05-warp-heap/include/cudalab/heap_nodes.cuh",
                          dict(source.contract(EXERCISES["5.3"], REPO).forbid_include))
         self.assertEqual(source.contract(EXERCISES["5.4"], REPO).forbid_include, ())
+        for exid in ("4.4", "4.5"):
+            self.assertIn("chapters/04-filtering-atomics/include/cudalab/warp_aggregated.cuh",
+                          dict(source.contract(EXERCISES[exid], REPO).forbid_include))
+        self.assertEqual(source.contract(EXERCISES["4.7"], REPO).forbid_include, ())
         self.assertIn("chapters/02-sorting/include/cudalab/merge_path.cuh",
                       dict(source.contract(EXERCISES["2.6"], REPO).forbid_include))
         self.assertEqual(source.contract(EXERCISES["2.7"], REPO).forbid_include, ())
