@@ -9,15 +9,13 @@
 #include "cudalab/error.cuh"
 #include "cudalab/filter.cuh"
 #include "cudalab/warp.cuh"
+#include "cudalab/warp_aggregated.cuh"
+#include "cudalab/warp_striped.cuh"
 
 namespace cudalab::filter {
 namespace {
 
-constexpr int kThreads = 256;              // threads per block
-constexpr int kWarps = kThreads / 32;      // 8
-constexpr int kRounds = 8;                 // slots per lane
-constexpr int kChunk = 32 * kRounds;       // 256 consecutive slots per warp
-constexpr int kTile = kWarps * kChunk;     // 2048 slots per block
+using namespace warp_striped;  // kThreads, kWarps, kRounds (slots per lane), kChunk, kTile (cudalab/warp_striped.cuh)
 
 // The sub-tables, passed by value as a kernel parameter. Sub-table s is
 // covered by the blocks first_block[s] .. first_block[s + 1] - 1.
@@ -28,13 +26,41 @@ struct Tables {
   unsigned count;
 };
 
-// Reads slot i of `slots` (one 16-byte streaming load), or an empty slot
-// past the end.
+// Reads slot i of `slots` (n slots), or an empty slot past the end.
 __device__ __forceinline__ Slot read_slot(const Slot* slots, unsigned long long i, unsigned long long n) {
+  // BEGIN SOLUTION
   if (i >= n) return Slot{kEmptyKey, 0};
+  // One 16-byte streaming load (a Slot is 16-byte aligned): the table is read once.
   const longlong2 p = __ldcs(reinterpret_cast<const longlong2*>(slots) + i);
   return Slot{p.x, p.y};
+  // STARTER:
+  // // TODO(4.7): slot i as one 16-byte streaming load (__ldcs of a longlong2:
+  // // the table is read once), or an empty slot when i >= n.
+  // return Slot{kEmptyKey, 0};
+  // END SOLUTION
 }
+
+// The output as one array of slots, an output iterator in the manner of
+// Thrust's zip_iterator: out[at] = s writes s.key to keys[at] and s.value to
+// values[at].
+struct PairOutput {
+  long long* keys;
+  long long* values;
+  struct Ref {
+    long long* key;
+    long long* value;
+    __device__ void operator=(const Slot& s) const {
+      // BEGIN SOLUTION
+      __stcs(key, s.key);  // streaming stores: the pairs are not read again
+      __stcs(value, s.value);
+      // STARTER:
+      // // TODO(4.7): write s.key to *key and s.value to *value, with streaming
+      // // stores (__stcs: the pairs are not read again).
+      // END SOLUTION
+    }
+  };
+  __device__ Ref operator[](unsigned long long at) const { return {keys + at, values + at}; }
+};
 
 // Warp w of block b filters the chunk of 256 slots starting at slot
 // (8 (b - first_block[s]) + w) * 256 of its sub-table s; in round r lane l
@@ -54,37 +80,19 @@ __global__ void __launch_bounds__(kThreads)
   for (int r = 0; r < kRounds; ++r) slot[r] = read_slot(slots, chunk + 32ull * r + lane, n);
 
   // BEGIN SOLUTION
-  bool live[kRounds];
-  unsigned mask[kRounds];
-  unsigned total = 0;
-#pragma unroll
-  for (int r = 0; r < kRounds; ++r) {
-    live[r] = is_live(slot[r].key);
-    mask[r] = __ballot_sync(kFullMask, live[r]);
-    total += static_cast<unsigned>(__popc(mask[r]));
-  }
-  if (total == 0) return;  // the same for every lane of the warp
-  unsigned long long base = 0;
-  if (lane == 0) base = atomicAdd(count, static_cast<unsigned long long>(total));
-  base = __shfl_sync(kFullMask, base, 0);
-  const unsigned lower = (1u << lane) - 1u;
-#pragma unroll
-  for (int r = 0; r < kRounds; ++r) {
-    if (live[r]) {
-      const unsigned long long at = base + static_cast<unsigned>(__popc(mask[r] & lower));
-      if (at < capacity) {
-        __stcs(keys_out + at, slot[r].key);
-        __stcs(values_out + at, slot[r].value);
-      }
-    }
-    base += static_cast<unsigned>(__popc(mask[r]));
-  }
+  // live[r]: whether slot[r] holds a pair, computed where the aggregation
+  // reads it (in the round's ballot), not stored beforehand.
+  struct Live {
+    const Slot* slot;
+    __device__ bool operator[](int r) const { return is_live(slot[r].key); }
+  } live{slot};
+  // 4.4's warp aggregation, given: one atomicAdd per warp for its live slots.
+  warp_aggregated_append(slot, live, PairOutput{keys_out, values_out}, capacity, count);
   // STARTER:
-  // // TODO(4.7): a slot is live when is_live(slot[r].key); aggregate per warp
-  // // as in 4.4 (a ballot per round, one atomicAdd on count for the chunk,
-  // // __shfl_sync of the base, ranks from __popc of the lower lanes' bits)
-  // // and write key and value of each live slot to keys_out[at] and
-  // // values_out[at], only for at < capacity.
+  // // TODO(4.7): a slot is live when is_live(slot[r].key); append the live
+  // // slots of the warp's rounds to PairOutput{keys_out, values_out} with the
+  // // given warp_aggregated_append (4.4's aggregation, cudalab/warp_aggregated.cuh),
+  // // whose selected[r] may be a bool array or a type with operator[].
   // END SOLUTION
 }
 

@@ -21,7 +21,8 @@ using graph::vertex_t;
 constexpr int kMaxWarpsPerBlock = 4;  // heaps per block, fewer for large capacities (detail::heap_launch)
 
 // The warp heap of exercise 5.3, given by cudalab/warp_heap.cuh: WarpHeap
-// with push, pop, empty and size.
+// with push, pop, empty and size, and WarpHeap::for_warp, a warp's heap over
+// its slice of the storage and its tops in shared memory.
 using device::WarpHeap;
 
 // Warp w runs Dijkstra from the sources w, w + n_warps, ... with heap w.
@@ -36,15 +37,7 @@ __global__ void dijkstra_kernel(graph::CsrView g, const vertex_t* __restrict__ s
   // BEGIN SOLUTION
   const auto lane = static_cast<int>(threadIdx.x & 31u);
   const std::size_t n = g.num_vertices;
-  const auto capacity = static_cast<int>(storage.capacity_nodes);
-  const std::size_t slice = static_cast<std::size_t>(capacity) * node_size;
-  WarpHeap heap{storage.keys + w * slice,
-                storage.values + w * slice,
-                shared_tops + static_cast<std::size_t>(warp) * capacity,
-                reinterpret_cast<int*>(shared_tops + static_cast<std::size_t>(blockDim.x / 32) * capacity) +
-                    static_cast<std::size_t>(warp) * capacity,
-                capacity,
-                0};
+  WarpHeap heap{WarpHeap::for_warp(storage, w, shared_tops)};  // heap w, its tops in this warp's part
   for (std::size_t s = w; s < n_sources; s += n_warps) {
     dist64_t* dist = targets != nullptr ? scratch + w * n : distances + s * n;
     for (std::size_t v = static_cast<std::size_t>(lane); v < n; v += 32) dist[v] = kUnreachable;
@@ -110,7 +103,9 @@ __global__ void dijkstra_kernel(graph::CsrView g, const vertex_t* __restrict__ s
     if (lane == 0) flags[s] = f;
   }
   // STARTER:
-  // // TODO(5.4): for the sources s = w, w + n_warps, ...: fill the distance
+  // // TODO(5.4): give the warp its heap,
+  // // WarpHeap heap{WarpHeap::for_warp(storage, w, shared_tops)}; for the
+  // // sources s = w, w + n_warps, ...: start it empty, fill the distance
   // // row (distances + s * n, or scratch + w * n with targets) with
   // // kUnreachable, set the source's to 0, push (0, source) and run Dijkstra:
   // // pop, skip stale entries, relax the out-edges one lane per edge (index

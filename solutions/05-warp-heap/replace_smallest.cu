@@ -11,6 +11,11 @@ namespace {
 constexpr int kBlock = 256;  // a multiple of 32: every warp is whole
 constexpr int kWarpsPerBlock = kBlock / 32;
 
+// Lane src's entry e, to every lane of the warp (called by all 32 lanes).
+__device__ __forceinline__ Entry shfl_entry(const Entry& e, int src) {
+  return {__shfl_sync(kFullMask, e.key, src), __shfl_sync(kFullMask, e.value, src)};
+}
+
 // Called by all 32 lanes of a warp with the same x. The warp holds one node,
 // lane l's entry in `mine`, sorted ascending across the lanes by
 // entry_less. Inserts x, removes the smallest of the 33 entries and returns
@@ -18,7 +23,7 @@ constexpr int kWarpsPerBlock = kBlock / 32;
 __device__ __forceinline__ Entry replace_smallest(Entry& mine, Entry x) {
   // BEGIN SOLUTION
   const int lane = static_cast<int>(threadIdx.x & 31u);
-  const Entry top{__shfl_sync(kFullMask, mine.key, 0), __shfl_sync(kFullMask, mine.value, 0)};
+  const Entry top = shfl_entry(mine, 0);  // lane 0's entry, to every lane
   // The lanes whose entry orders at or before x: a prefix 0 .. b of the
   // warp, since the node is sorted. Empty: x is the smallest, it goes back.
   const unsigned at_or_before = __ballot_sync(kFullMask, !(x < mine));
@@ -35,10 +40,10 @@ __device__ __forceinline__ Entry replace_smallest(Entry& mine, Entry x) {
   }
   return top;
   // STARTER:
-  // // TODO(5.1): broadcast the top (lane 0's entry); ballot the lanes whose
-  // // entry is not after x; when none, return x. Else find the highest such
-  // // lane b (bfind, or 31 - __clz), shift lanes 1 .. b down by one with
-  // // __shfl_down_sync, put x into lane b and return the old top.
+  // // TODO(5.1): broadcast the top (lane 0's entry: shfl_entry); ballot the
+  // // lanes whose entry is not after x; when none, return x. Else find the
+  // // highest such lane b (bfind, or 31 - __clz), shift lanes 1 .. b down by
+  // // one with __shfl_down_sync, put x into lane b and return the old top.
   // return x;
   // END SOLUTION
 }

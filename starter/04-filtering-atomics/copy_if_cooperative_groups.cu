@@ -11,17 +11,14 @@
 
 #include "cudalab/error.cuh"
 #include "cudalab/filter.cuh"
+#include "cudalab/warp_striped.cuh"
 
 namespace cudalab::filter {
 namespace {
 
 namespace cg = cooperative_groups;
 
-constexpr int kThreads = 256;              // threads per block
-constexpr int kWarps = kThreads / 32;      // 8
-constexpr int kRounds = 8;                 // elements per lane
-constexpr int kChunk = 32 * kRounds;       // 256 consecutive elements per warp
-constexpr int kTile = kWarps * kChunk;     // 2048 elements per block
+using namespace warp_striped;  // kThreads, kWarps, kRounds, kChunk, kTile (cudalab/warp_striped.cuh)
 
 // Warp w (the tile of 32 threads with meta_group_rank() w) of block b
 // filters the chunk in[c, c + 256), c = (8b + w) * 256; in round r its

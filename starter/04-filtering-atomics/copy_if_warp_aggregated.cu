@@ -7,15 +7,12 @@
 #include "cudalab/error.cuh"
 #include "cudalab/filter.cuh"
 #include "cudalab/warp.cuh"
+#include "cudalab/warp_striped.cuh"
 
 namespace cudalab::filter {
 namespace {
 
-constexpr int kThreads = 256;              // threads per block
-constexpr int kWarps = kThreads / 32;      // 8
-constexpr int kRounds = 8;                 // elements per lane
-constexpr int kChunk = 32 * kRounds;       // 256 consecutive elements per warp
-constexpr int kTile = kWarps * kChunk;     // 2048 elements per block
+using namespace warp_striped;  // kThreads, kWarps, kRounds, kChunk, kTile (cudalab/warp_striped.cuh)
 
 // Warp w of block b filters the chunk in[c, c + 256), c = (8b + w) * 256;
 // in round r lane l looks at in[c + 32 r + l]. Every lane reaches every

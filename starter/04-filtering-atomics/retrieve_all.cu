@@ -9,15 +9,13 @@
 #include "cudalab/error.cuh"
 #include "cudalab/filter.cuh"
 #include "cudalab/warp.cuh"
+#include "cudalab/warp_aggregated.cuh"
+#include "cudalab/warp_striped.cuh"
 
 namespace cudalab::filter {
 namespace {
 
-constexpr int kThreads = 256;              // threads per block
-constexpr int kWarps = kThreads / 32;      // 8
-constexpr int kRounds = 8;                 // slots per lane
-constexpr int kChunk = 32 * kRounds;       // 256 consecutive slots per warp
-constexpr int kTile = kWarps * kChunk;     // 2048 slots per block
+using namespace warp_striped;  // kThreads, kWarps, kRounds (slots per lane), kChunk, kTile (cudalab/warp_striped.cuh)
 
 // The sub-tables, passed by value as a kernel parameter. Sub-table s is
 // covered by the blocks first_block[s] .. first_block[s + 1] - 1.
@@ -28,13 +26,29 @@ struct Tables {
   unsigned count;
 };
 
-// Reads slot i of `slots` (one 16-byte streaming load), or an empty slot
-// past the end.
+// Reads slot i of `slots` (n slots), or an empty slot past the end.
 __device__ __forceinline__ Slot read_slot(const Slot* slots, unsigned long long i, unsigned long long n) {
-  if (i >= n) return Slot{kEmptyKey, 0};
-  const longlong2 p = __ldcs(reinterpret_cast<const longlong2*>(slots) + i);
-  return Slot{p.x, p.y};
+  // TODO(4.7): slot i as one 16-byte streaming load (__ldcs of a longlong2:
+  // the table is read once), or an empty slot when i >= n.
+  return Slot{kEmptyKey, 0};
 }
+
+// The output as one array of slots, an output iterator in the manner of
+// Thrust's zip_iterator: out[at] = s writes s.key to keys[at] and s.value to
+// values[at].
+struct PairOutput {
+  long long* keys;
+  long long* values;
+  struct Ref {
+    long long* key;
+    long long* value;
+    __device__ void operator=(const Slot& s) const {
+      // TODO(4.7): write s.key to *key and s.value to *value, with streaming
+      // stores (__stcs: the pairs are not read again).
+    }
+  };
+  __device__ Ref operator[](unsigned long long at) const { return {keys + at, values + at}; }
+};
 
 // Warp w of block b filters the chunk of 256 slots starting at slot
 // (8 (b - first_block[s]) + w) * 256 of its sub-table s; in round r lane l
@@ -53,11 +67,10 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
   for (int r = 0; r < kRounds; ++r) slot[r] = read_slot(slots, chunk + 32ull * r + lane, n);
 
-  // TODO(4.7): a slot is live when is_live(slot[r].key); aggregate per warp
-  // as in 4.4 (a ballot per round, one atomicAdd on count for the chunk,
-  // __shfl_sync of the base, ranks from __popc of the lower lanes' bits)
-  // and write key and value of each live slot to keys_out[at] and
-  // values_out[at], only for at < capacity.
+  // TODO(4.7): a slot is live when is_live(slot[r].key); append the live
+  // slots of the warp's rounds to PairOutput{keys_out, values_out} with the
+  // given warp_aggregated_append (4.4's aggregation, cudalab/warp_aggregated.cuh),
+  // whose selected[r] may be a bool array or a type with operator[].
 }
 
 }  // namespace

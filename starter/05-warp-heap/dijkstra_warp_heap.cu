@@ -21,7 +21,8 @@ using graph::vertex_t;
 constexpr int kMaxWarpsPerBlock = 4;  // heaps per block, fewer for large capacities (detail::heap_launch)
 
 // The warp heap of exercise 5.3, given by cudalab/warp_heap.cuh: WarpHeap
-// with push, pop, empty and size.
+// with push, pop, empty and size, and WarpHeap::for_warp, a warp's heap over
+// its slice of the storage and its tops in shared memory.
 using device::WarpHeap;
 
 // Warp w runs Dijkstra from the sources w, w + n_warps, ... with heap w.
@@ -33,7 +34,9 @@ __global__ void dijkstra_kernel(graph::CsrView g, const vertex_t* __restrict__ s
   const unsigned warp = threadIdx.x / 32;
   const std::size_t w = blockIdx.x * static_cast<std::size_t>(blockDim.x / 32) + warp;
   if (w >= n_warps) return;  // whole warps leave; no block-wide barrier follows
-  // TODO(5.4): for the sources s = w, w + n_warps, ...: fill the distance
+  // TODO(5.4): give the warp its heap,
+  // WarpHeap heap{WarpHeap::for_warp(storage, w, shared_tops)}; for the
+  // sources s = w, w + n_warps, ...: start it empty, fill the distance
   // row (distances + s * n, or scratch + w * n with targets) with
   // kUnreachable, set the source's to 0, push (0, source) and run Dijkstra:
   // pop, skip stale entries, relax the out-edges one lane per edge (index

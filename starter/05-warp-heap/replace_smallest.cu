@@ -11,15 +11,20 @@ namespace {
 constexpr int kBlock = 256;  // a multiple of 32: every warp is whole
 constexpr int kWarpsPerBlock = kBlock / 32;
 
+// Lane src's entry e, to every lane of the warp (called by all 32 lanes).
+__device__ __forceinline__ Entry shfl_entry(const Entry& e, int src) {
+  return {__shfl_sync(kFullMask, e.key, src), __shfl_sync(kFullMask, e.value, src)};
+}
+
 // Called by all 32 lanes of a warp with the same x. The warp holds one node,
 // lane l's entry in `mine`, sorted ascending across the lanes by
 // entry_less. Inserts x, removes the smallest of the 33 entries and returns
 // it to every lane; the node stays sorted.
 __device__ __forceinline__ Entry replace_smallest(Entry& mine, Entry x) {
-  // TODO(5.1): broadcast the top (lane 0's entry); ballot the lanes whose
-  // entry is not after x; when none, return x. Else find the highest such
-  // lane b (bfind, or 31 - __clz), shift lanes 1 .. b down by one with
-  // __shfl_down_sync, put x into lane b and return the old top.
+  // TODO(5.1): broadcast the top (lane 0's entry: shfl_entry); ballot the
+  // lanes whose entry is not after x; when none, return x. Else find the
+  // highest such lane b (bfind, or 31 - __clz), shift lanes 1 .. b down by
+  // one with __shfl_down_sync, put x into lane b and return the old top.
   return x;
 }
 

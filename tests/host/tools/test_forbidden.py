@@ -438,12 +438,25 @@ void bounding_box(const float3* points, std::size_t n, Box* box, std::uint64_t* 
 
 def given_heap(exid: str, file: str, todo: str, end: str, call: str, include: str = '"cudalab/warp_heap.cuh"') -> str:
     """Chapter 5's starter `file` whose TODO (from `todo` to `end`) is `call` into the given heap
-    of cudalab/warp_heap.cuh, the course's reference solution of 5.1 to 5.3 (given to 5.4): the
-    call `device::...` inside `namespace cudalab::heap` names no qualified namespace."""
+    of cudalab/warp_heap.cuh, the course's reference solution of 5.1 to 5.3 (given to 5.4), or
+    into the given nodes of cudalab/heap_nodes.cuh, which hold 5.1's and 5.2's (given to 5.3):
+    the call `device::...` inside `namespace cudalab::heap` names no qualified namespace."""
     text = (REPO / "starter" / "05-warp-heap" / file).read_text()
     text = text.replace('#include "cudalab/warp.cuh"\n', f'#include "cudalab/warp.cuh"\n#include {include}\n', 1)
     a = text.index(todo)
     b = text.index(end, a) + len(end)
+    return text[:a] + call + text[b:]
+
+
+def given_warp_aggregation(file: str, todo: str, call: str) -> str:
+    """Chapter 4's starter `file` whose TODO (from `todo` to the kernel's end) is `call` into the
+    given warp_aggregated_append of cudalab/warp_aggregated.cuh, the course's reference solution
+    of 4.4 (given to 4.7): an unqualified call inside `namespace cudalab::filter`."""
+    text = (REPO / "starter" / "04-filtering-atomics" / file).read_text()
+    text = text.replace('#include "cudalab/filter.cuh"\n',
+                        '#include "cudalab/filter.cuh"\n#include "cudalab/warp_aggregated.cuh"\n', 1)
+    a = text.index(todo)
+    b = text.index("\n}\n", a) + 1
     return text[:a] + call + text[b:]
 
 
@@ -499,8 +512,21 @@ ATTACKS.update({
     "5.1's replace_smallest from the given heap of warp_heap.cuh": (
         "5.1", given_heap("5.1", "replace_smallest.cu", "  // TODO(5.1)", "  return x;\n",
                           "  return device::replace_smallest(mine, x);\n"),
-        "include", "includes `cudalab/warp_heap.cuh` (line 7), which 5.1 may not include: its given code is "
-                   "the course's reference heap"),
+        # warp_heap.cuh includes heap_nodes.cuh, which 5.1 may not include either: both are found,
+        # the one entered through warp_heap.cuh (no line of its own) first
+        "include", "includes `cudalab/heap_nodes.cuh` (through another header), which 5.1 may not include: "
+                   "its given replace_smallest (given to 5.3 and 5.4) is the course's reference solution of 5.1"),
+    "5.1's replace_smallest from the given nodes of heap_nodes.cuh": (
+        "5.1", given_heap("5.1", "replace_smallest.cu", "  // TODO(5.1)", "  return x;\n",
+                          "  return device::replace_smallest(mine, x);\n", '"cudalab/heap_nodes.cuh"'),
+        "include", "includes `cudalab/heap_nodes.cuh` (line 7), which 5.1 may not include: its given "
+                   "replace_smallest"),
+    "5.2's min_child from the given nodes of heap_nodes.cuh": (
+        "5.2", given_heap("5.2", "min_child.cu", "  // TODO(5.2)", "  return -1;\n",
+                          "  return device::min_child(top_keys, top_values, parent, node_count);\n",
+                          '"cudalab/heap_nodes.cuh"'),
+        "include", "includes `cudalab/heap_nodes.cuh` (line 9), which 5.2 may not include: its given "
+                   "min_child"),
     "5.2's min_child from the given heap, included with <>": (
         "5.2", given_heap("5.2", "min_child.cu", "  // TODO(5.2)", "  return -1;\n",
                           "  return device::min_child(top_keys, top_values, parent, node_count);\n",
@@ -512,6 +538,17 @@ ATTACKS.update({
             "const Entry top = heap.top();",
             "const Entry top = heap.empty() ? Entry{kEmptyKey, kEmptyValue} : Entry{heap.top_keys[0], heap.top_values[0]};"),
         "include", "which 5.3 may not include"),
+    # 4.7's given warp aggregation (cudalab/warp_aggregated.cuh) is 4.4's reference solution, and
+    # 4.5's aggregation done with the intrinsics cooperative groups replace
+    "4.4's aggregation from the given warp_aggregated_append of warp_aggregated.cuh": (
+        "4.4", given_warp_aggregation("copy_if_warp_aggregated.cu", "  // TODO(4.4)",
+                                      "  warp_aggregated_append(x, selected, out, capacity, count);\n"),
+        "include", "includes `cudalab/warp_aggregated.cuh` (line 9), which 4.4 may not include: its given "
+                   "warp_aggregated_append (given to 4.7) is the course's reference solution of 4.4"),
+    "4.5's aggregation from the given warp_aggregated_append of warp_aggregated.cuh": (
+        "4.5", given_warp_aggregation("copy_if_cooperative_groups.cu", "  // TODO(4.5)",
+                                      "  (void)mine;\n  warp_aggregated_append(x, selected, out, capacity, count);\n"),
+        "include", "which 4.5 may not include: its given warp_aggregated_append (given to 4.7) is 4.4's"),
     # 2.7's given merge-path search (cudalab/merge_path.cuh) is 2.6's reference search: the file's own
     # merge_path left out, its calls inside namespace cudalab::sort reach the given one
     "2.6's merge_path from the given search of merge_path.cuh": (
@@ -673,8 +710,10 @@ class ContractTest(unittest.TestCase):
                 self.assertTrue(source.contract(ex, REPO).forbid_why)
 
     def test_forbidden_headers_exist_and_say_why(self):
-        """forbid_include names real course headers; 5.1 to 5.3 may not include the given heap, 1.3,
-        1.4, 1.7 and 1.8 the given look-back, 1.4 the given vector tile loads."""
+        """forbid_include names real course headers; 5.1 to 5.3 may not include the given heap,
+        5.1 and 5.2 not the given nodes (5.3 composes its heap from them), 4.4 and 4.5 not 4.4's
+        given aggregation (4.7 composes with it), 1.3, 1.4, 1.7 and 1.8 the given look-back, 1.4
+        the given vector tile loads."""
         for ex in EXERCISES.values():
             for header, why in source.contract(ex, REPO).forbid_include:
                 with self.subTest(exercise=ex.id, header=header):
@@ -683,7 +722,16 @@ class ContractTest(unittest.TestCase):
         for exid in ("5.1", "5.2", "5.3"):
             self.assertIn("chapters/05-warp-heap/include/cudalab/warp_heap.cuh",
                           dict(source.contract(EXERCISES[exid], REPO).forbid_include))
+        for exid in ("5.1", "5.2"):
+            self.assertIn("chapters/05-warp-heap/include/cudalab/heap_nodes.cuh",
+                          dict(source.contract(EXERCISES[exid], REPO).forbid_include))
+        self.assertNotIn("chapters/05-warp-heap/include/cudalab/heap_nodes.cuh",
+                         dict(source.contract(EXERCISES["5.3"], REPO).forbid_include))
         self.assertEqual(source.contract(EXERCISES["5.4"], REPO).forbid_include, ())
+        for exid in ("4.4", "4.5"):
+            self.assertIn("chapters/04-filtering-atomics/include/cudalab/warp_aggregated.cuh",
+                          dict(source.contract(EXERCISES[exid], REPO).forbid_include))
+        self.assertEqual(source.contract(EXERCISES["4.7"], REPO).forbid_include, ())
         self.assertIn("chapters/02-sorting/include/cudalab/merge_path.cuh",
                       dict(source.contract(EXERCISES["2.6"], REPO).forbid_include))
         self.assertEqual(source.contract(EXERCISES["2.7"], REPO).forbid_include, ())

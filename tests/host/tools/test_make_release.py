@@ -166,7 +166,8 @@ class EditionOfThisCourse(unittest.TestCase):
 
     def test_a_given_copy_in_a_chapter_header_is_withheld(self):
         """Chapter 5's warp_heap.cuh gives 5.3's heap to 5.4, chapters/common's decoupled_lookback.cuh
-        1.8's look-back to 4.6: the edition has 5.3's and 1.8's starter text there."""
+        1.8's look-back to 4.6: the edition has 5.3's and 1.8's starter text there; likewise the given
+        copies of 5.1 and 5.2 (heap_nodes.cuh) and 4.4 (warp_aggregated.cuh)."""
         rel = "chapters/05-warp-heap/include/cudalab/warp_heap.cuh"
         text = (self.dest / rel).read_text()
         self.assertIn("// Student edition: the full course gives exercise 5.3's solution here", text)
@@ -178,6 +179,20 @@ class EditionOfThisCourse(unittest.TestCase):
         text = (self.dest / rel).read_text()
         self.assertEqual(text.count("// Student edition: the full course gives exercise 1.8's solution here"), 3)
         self.assertNotIn("__ballot_sync(kFullMask", text)
+        self.assertIn("withheld: " + rel, self.made.stdout)
+        # heap_nodes.cuh gives 5.1's replace_smallest and 5.2's min_child to 5.3 (and to warp_heap.cuh)
+        rel = "chapters/05-warp-heap/include/cudalab/heap_nodes.cuh"
+        text = (self.dest / rel).read_text()
+        for exid in ("5.1", "5.2"):
+            self.assertIn(f"// Student edition: the full course gives exercise {exid}'s solution here", text)
+            self.assertIn(f"TODO({exid})", text)
+        self.assertIn("struct HeapNodes", text)  # the given memory of the heap is not a solution
+        self.assertIn("withheld: " + rel, self.made.stdout)
+        # warp_aggregated.cuh gives 4.4's warp aggregation to 4.7
+        rel = "chapters/04-filtering-atomics/include/cudalab/warp_aggregated.cuh"
+        text = (self.dest / rel).read_text()
+        self.assertIn("// Student edition: the full course gives exercise 4.4's solution here", text)
+        self.assertNotIn("atomicAdd(count", text)
         self.assertIn("withheld: " + rel, self.made.stdout)
 
     def test_one_commit(self):

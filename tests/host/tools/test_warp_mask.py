@@ -32,13 +32,14 @@ MASK_OPERATORS = ["mask_narrow", "mask_active"]
 # (docs/results/mutation.md and the chapter 2/4 and 5/6 runs), as (exercise, operator,
 # a piece of the solution's line that the mutant changes, which masked call of that line).
 # Found by their line's text, not their id, whose line number moves when a solution does.
+# Two survivors of those runs are no longer mutants: 4.7's ballot is 4.4's, which 4.7 takes
+# from cudalab/warp_aggregated.cuh (4.4's own ballot is below), and 5.1's broadcast of the
+# top is the given shfl_entry, outside the solution's region.
 SURVIVORS = [
     ("3.2", "mask_active", "base = __shfl_sync(mask, base, static_cast<int>(leader));", 1),
     ("3.4", "mask_narrow", "base = __shfl_sync(kFullMask, base, 31);", 1),
     ("4.4", "mask_narrow", "base = __shfl_sync(kFullMask, base, 0);", 1),
     ("4.4", "mask_active", "mask[r] = __ballot_sync(kFullMask, selected[r]);", 1),
-    ("4.7", "mask_active", "mask[r] = __ballot_sync(kFullMask, live[r]);", 1),
-    ("5.1", "mask_narrow", "const Entry top{__shfl_sync(kFullMask, mine.key, 0)", 2),
     ("5.1", "mask_narrow", "const unsigned at_or_before = __ballot_sync(kFullMask, !(x < mine));", 1),
     ("5.1", "mask_narrow", "const Entry right{__shfl_down_sync(kFullMask, mine.key, 1)", 1),
     ("5.2", "mask_active", "const Entry other{__shfl_xor_sync(kFullMask, best.key, offset)", 2),
@@ -240,7 +241,9 @@ class MutantTest(unittest.TestCase):
                         self.assertEqual(uses[0].kind,
                                          "constant" if m.operator == "mask_narrow" else "activemask")
                         counted["flagged"] += 1
-        self.assertGreater(counted["flagged"], 90)
+        # each collective of a solution region once: the given copies of 4.4, 5.1 and 5.2 that
+        # later exercises compose with are headers, which are not mutated
+        self.assertGreater(counted["flagged"], 75)
         self.assertLessEqual(counted["computed"], 2)
 
 
@@ -275,11 +278,11 @@ CASES = {
         "(line 25, via the macro MY_MASK defined at line 8) is a constant mask (= 0x0000ffff)"),
     "a ballot of lane 0 only": (
         "4.4", solution_with("4.4", "__ballot_sync(kFullMask, selected[r])", "__ballot_sync(1, selected[r])"),
-        "`__ballot_sync(1, ...)` (line 45) is a constant mask (0x00000001) that leaves out lanes 1-31"),
+        "`__ballot_sync(1, ...)` (line 42) is a constant mask (0x00000001) that leaves out lanes 1-31"),
     "__activemask() in 4.4": (
         "4.4", solution_with("4.4", "__ballot_sync(kFullMask, selected[r])",
                              "__ballot_sync(__activemask(), selected[r])"),
-        "`__ballot_sync(__activemask(), ...)` (line 45): __activemask() names the lanes that happen to be "
+        "`__ballot_sync(__activemask(), ...)` (line 42): __activemask() names the lanes that happen to be "
         "converged"),
     "literal masks in a comment and a string": (
         "1.3", solution_with("1.3", "__shfl_down_sync(kFullMask, v, offset);",
@@ -365,9 +368,9 @@ class EndToEndTest(unittest.TestCase):
             write_course_file(Path(tmp), ex, CASES["a ballot of lane 0 only"][1])
             res = grading.grade(ex, grading.Options(root=root, build_dir=Path(tmp) / "build"))
         self.assertEqual(res.status, grading.FORBIDDEN)
-        self.assertTrue(res.reason.startswith("warp mask: `__ballot_sync(1, ...)` (line 45)"), res.reason)
+        self.assertTrue(res.reason.startswith("warp mask: `__ballot_sync(1, ...)` (line 42)"), res.reason)
         self.assertEqual(res.correctness_points + res.perf_points, 0)
-        self.assertTrue(res.details[0].startswith("starter/04-filtering-atomics/copy_if_warp_aggregated.cu:45: "))
+        self.assertTrue(res.details[0].startswith("starter/04-filtering-atomics/copy_if_warp_aggregated.cu:42: "))
 
 
 class FallbackTest(unittest.TestCase):

@@ -16,6 +16,11 @@ namespace {
 constexpr int kBlock = 256;  // a multiple of 32: every warp is whole
 constexpr int kWarpsPerBlock = kBlock / 32;
 
+// Lane src's entry e, to every lane of the warp (called by all 32 lanes).
+__device__ __forceinline__ Entry shfl_entry(const Entry& e, int src) {
+  return {__shfl_sync(kFullMask, e.key, src), __shfl_sync(kFullMask, e.value, src)};
+}
+
 // Called by all 32 lanes of a warp with the same x. The warp holds one node,
 // lane l's entry in `mine`, sorted ascending across the lanes by
 // entry_less. Inserts x, removes the smallest of the 33 entries and returns

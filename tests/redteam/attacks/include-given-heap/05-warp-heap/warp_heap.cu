@@ -5,11 +5,11 @@
 // Lesson: chapters/05-warp-heap/README.md, "5.3".
 // Grade:  tools/grade 5.3      Hints: tools/grade --hint 5.3
 #include <algorithm>
-#include <climits>
 
 #include "cudalab/device.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/heap.cuh"
+#include "cudalab/heap_nodes.cuh"
 #include "cudalab/warp.cuh"
 #include "cudalab/warp_heap.cuh"
 // @REDTEAM_LIB@
@@ -19,67 +19,18 @@ namespace {
 
 constexpr int kMaxWarpsPerBlock = 8;  // heaps per block, fewer for large capacities (detail::heap_launch)
 
-__device__ __forceinline__ Entry shfl_entry(const Entry& e, int src) {
-  return {__shfl_sync(kFullMask, e.key, src), __shfl_sync(kFullMask, e.value, src)};
-}
+// The nodes of the heap and the node operations are given by
+// cudalab/heap_nodes.cuh: HeapNodes (the memory of one heap, load, store,
+// cache_top, top), shfl_entry, and exercise 5.1's replace_smallest and
+// exercise 5.2's min_child.
+using device::HeapNodes;
+using device::min_child;
+using device::replace_smallest;
+using device::shfl_entry;
 
-// Exercise 5.1, again: insert x into the warp-sorted node whose lane entries
-// are `mine`, remove the smallest of the 33 and return it to every lane.
-__device__ __forceinline__ Entry replace_smallest(Entry& mine, Entry x) {
-  // TODO(5.3): your replace_smallest of exercise 5.1.
-  return x;
-}
-
-// Exercise 5.2, again: the child of `parent` with the smallest cached top,
-// or -1 when it has none.
-__device__ __forceinline__ int min_child(const float* top_keys, const int* top_values, int parent, int node_count) {
-  // TODO(5.3): your min_child of exercise 5.2.
-  return -1;
-}
-
-// One warp's heap. Every lane holds the same copy of every member (the size
-// is warp-uniform). Node i, lane l lives at keys[32 i + l]: lane l only ever
-// touches column l of the nodes, so node memory needs no synchronization;
-// the lanes talk through shuffles and through the cached tops in shared
-// memory, which only lane 0 writes, between two __syncwarp().
-struct WarpHeap {
-  float* keys;        // capacity · 32 keys (global memory)
-  int* values;        // capacity · 32 values
-  float* top_keys;    // capacity cached top keys (shared memory)
-  int* top_values;    // capacity cached top values (shared memory)
-  int capacity;       // in nodes
-  int size;           // entries
-
-  __device__ int lane() const { return static_cast<int>(threadIdx.x & 31u); }
-  __device__ int nodes() const { return (size + node_size - 1) / node_size; }
-  __device__ bool empty() const { return size == 0; }
-
-  __device__ Entry load(int node) const {
-    const std::size_t i = static_cast<std::size_t>(node) * node_size + lane();
-    return {keys[i], values[i]};
-  }
-  __device__ void store(int node, const Entry& e) const {
-    const std::size_t i = static_cast<std::size_t>(node) * node_size + lane();
-    keys[i] = e.key;
-    values[i] = e.value;
-  }
-  // Lane 0 caches its entry `top` as the top of `node`. The first
-  // __syncwarp orders every lane's earlier reads of the cache before the
-  // write, the second the write before every lane's later reads.
-  __device__ void cache_top(int node, const Entry& top) const {
-    __syncwarp();
-    if (lane() == 0) {
-      top_keys[node] = top.key;
-      top_values[node] = top.value;
-    }
-    __syncwarp();
-  }
-  // The smallest entry (every lane), or (kEmptyKey, kEmptyValue).
-  __device__ Entry top() const {
-    if (empty()) return {kEmptyKey, kEmptyValue};
-    return {top_keys[0], top_values[0]};
-  }
-
+// One warp's heap: its nodes, and push and pop on them. Every member
+// function is called by all 32 lanes of the warp together.
+struct WarpHeap : HeapNodes {
   // Inserts x; returns the flags raised (0, kOverflow or kInvalidKey).
   __device__ unsigned push(Entry x) {
     if (!(x.key < kEmptyKey)) return kInvalidKey;  // NaN or +infinity
@@ -114,22 +65,14 @@ __global__ void warp_heap_kernel(HeapStorageView storage, const HeapOp* __restri
   const unsigned warp = threadIdx.x / 32;
   const std::size_t h = blockIdx.x * static_cast<std::size_t>(blockDim.x / 32) + warp;
   if (h >= n_heaps) return;  // whole warps leave; no block-wide barrier follows
-  const auto capacity = static_cast<int>(storage.capacity_nodes);
-  const std::size_t slice = static_cast<std::size_t>(capacity) * node_size;
-  device::WarpHeap heap{storage.keys + h * slice,
-                storage.values + h * slice,
-                shared_tops + static_cast<std::size_t>(warp) * capacity,
-                reinterpret_cast<int*>(shared_tops + static_cast<std::size_t>(blockDim.x / 32) * capacity) +
-                    static_cast<std::size_t>(warp) * capacity,
-                capacity,
-                0};
+  device::WarpHeap heap{device::WarpHeap::for_warp(storage, h, shared_tops)};  // empty
   const HeapOp* script = ops + h * ops_per_heap;
   HeapStep* out = steps + h * ops_per_heap;
   for (std::size_t i = 0; i < ops_per_heap; ++i) {
     const HeapOp op = script[i];
     Entry popped{kEmptyKey, kEmptyValue};
     const unsigned flags = op.kind == OpKind::push ? heap.push(Entry{op.key, op.value}) : heap.pop(&popped);
-    const Entry top = heap.empty() ? Entry{kEmptyKey, kEmptyValue} : Entry{heap.top_keys[0], heap.top_values[0]};
+    const Entry top = heap.top();
     if ((threadIdx.x & 31u) == 0) out[i] = HeapStep{popped.key, popped.value, top.key, top.value, heap.size, flags};
   }
 }
