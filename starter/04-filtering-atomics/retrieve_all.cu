@@ -56,8 +56,9 @@ struct PairOutput {
 __global__ void __launch_bounds__(kThreads)
     retrieve_all_kernel(Tables tables, long long* __restrict__ keys_out, long long* __restrict__ values_out,
                         std::size_t capacity, unsigned long long* count) {
-  unsigned s = 0;  // the same for the whole block
-  while (s + 1 < tables.count && blockIdx.x >= tables.first_block[s + 1]) ++s;
+  unsigned s = 0;  // the block's sub-table, the same for all its threads
+  // TODO(4.7): the block's sub-table: the last s < tables.count with
+  // tables.first_block[s] <= blockIdx.x (at most max_sub_tables steps).
   const Slot* slots = tables.slots[s];
   const unsigned long long n = tables.capacity[s];
   const unsigned lane = lane_id();
