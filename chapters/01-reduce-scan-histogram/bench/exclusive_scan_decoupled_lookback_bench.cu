@@ -5,8 +5,5 @@
 
 namespace {
 const bool registered = cudalab::bench::scan::register_scan(
-    "exclusive_scan_decoupled_lookback", [](const int* in, std::size_t n, int* out, cudaStream_t s) {
-      cudalab::scan::exclusive_scan_decoupled_lookback(in, n, out, s);
-    },
-    {false, 0});
+    "exclusive_scan_decoupled_lookback", cudalab::scan::exclusive_scan_decoupled_lookback, {false, 0});
 }  // namespace

@@ -4,8 +4,5 @@
 
 namespace {
 const bool registered = cudalab::bench::scan::register_scan(
-    "exclusive_scan_reduce_then_scan", [](const int* in, std::size_t n, int* out, cudaStream_t s) {
-      cudalab::scan::exclusive_scan_reduce_then_scan(in, n, out, s);
-    },
-    {false, 0});
+    "exclusive_scan_reduce_then_scan", cudalab::scan::exclusive_scan_reduce_then_scan, {false, 0});
 }  // namespace
