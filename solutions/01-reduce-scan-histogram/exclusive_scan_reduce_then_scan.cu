@@ -86,9 +86,13 @@ __global__ void __launch_bounds__(kThreads)
   const std::size_t base = static_cast<std::size_t>(blockIdx.x) * kTile;
   uint4 v[kVecs];
   load_tile<kThreads, Access::kCached>(in, base, n, vector_ok, v);
+  unsigned excl[kVecs];  // the sum of the warp's lower lanes' vector k
   // BEGIN SOLUTION
+  // The tile scan is three blocks: the first and the third stand word for
+  // word in the given block_exclusive_scan (cudalab/block_scan.cuh), whose
+  // middle part asks a callback for the tile's prefix, so the student edition
+  // finds them there whole and withholds them.
   // Each thread's vector sums, scanned across the warp.
-  unsigned excl[kVecs];
 #pragma unroll
   for (int k = 0; k < kVecs; ++k) {
     const unsigned s = v[k].x + v[k].y + v[k].z + v[k].w;
@@ -96,6 +100,13 @@ __global__ void __launch_bounds__(kThreads)
     excl[k] = inc - s;
     if (lane == 31) s_totals[k * kWarps + warp] = inc;
   }
+  // STARTER:
+  // // TODO(1.7): each thread's vector sums (its 4 values each), scanned
+  // // across the warp with warp_inclusive_scan: excl[k] = the sum of the
+  // // lower lanes' vector k; lane 31 writes the (vector k, warp) group's total
+  // // to s_totals[k * kWarps + warp]. Add in unsigned.
+  // END SOLUTION
+  // BEGIN SOLUTION
   __syncthreads();
   // Warp 0 scans the 32 group totals, in scan order, from the tile's prefix.
   if (warp == 0) {
@@ -105,6 +116,13 @@ __global__ void __launch_bounds__(kThreads)
     s_prefix[lane] = tile_prefix + inc - total;
   }
   __syncthreads();
+  // STARTER:
+  // // TODO(1.7): after a barrier, warp 0 scans the 32 group totals (in
+  // // s_totals order) and writes each group's exclusive prefix within the
+  // // whole array, from the tile's prefix prefixes[blockIdx.x] (0 when
+  // // prefixes == nullptr), to s_prefix; then a barrier.
+  // END SOLUTION
+  // BEGIN SOLUTION
 #pragma unroll
   for (int k = 0; k < kVecs; ++k) {
     const unsigned p0 = s_prefix[k * kWarps + warp] + excl[k];
@@ -114,10 +132,9 @@ __global__ void __launch_bounds__(kThreads)
     v[k] = make_uint4(p0, p1, p2, p3);
   }
   // STARTER:
-  // // TODO(1.7): scan the tile in the block (vector sums, warp_inclusive_scan,
-  // // the 32 (vector, warp) totals in s_totals, warp 0 scans them from
-  // // prefixes[blockIdx.x] into s_prefix), then turn v into the exclusive
-  // // prefixes of the thread's elements. Add in unsigned.
+  // // TODO(1.7): turn v into the exclusive prefixes of the thread's
+  // // elements: its group's prefix in s_prefix, plus excl[k], plus the
+  // // components before it in the vector.
   // END SOLUTION
   store_tile<kThreads, Access::kCached>(out, base, n, vector_ok, v);
 }

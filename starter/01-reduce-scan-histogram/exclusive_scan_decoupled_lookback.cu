@@ -10,6 +10,7 @@
 
 #include "cudalab/async_buffer.cuh"
 #include "cudalab/block_load_store.cuh"
+#include "cudalab/block_scan.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/scan.cuh"
 #include "cudalab/tile_status.cuh"
@@ -45,12 +46,11 @@ using device::Access;
 using device::load_tile;
 using device::store_tile;
 
-// Inclusive scan of x over the 32 lanes of a warp (Hillis-Steele with shuffles).
-__device__ __forceinline__ unsigned warp_inclusive_scan(unsigned x) {
-  // TODO(1.8): five __shfl_up_sync steps (d = 1, 2, 4, 8, 16); lane l adds
-  // the value from lane l - d when l >= d.
-  return x;
-}
+// The tile's exclusive scan, given (cudalab/block_scan.cuh): exercise 1.7's
+// tile scan, which asks a callback for the tile's prefix. Warp 0 calls it with
+// the tile's aggregate once the 32 (vector, warp) group totals are scanned,
+// between the block's two barriers.
+using device::block_exclusive_scan;
 
 // Called by all 32 lanes of warp 0 of the block that owns tile `tile` > 0.
 // Returns, in every lane, the exclusive prefix of the tile: the sum of all
@@ -73,8 +73,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
     decoupled_lookback_kernel(const int* in, std::size_t n, int* out, bool vector_ok,
                               unsigned* tile_counter, Word* status) {
   __shared__ unsigned s_tile;
-  __shared__ unsigned s_totals[32];  // sum of each (vector k, warp) group, at k * kWarps + warp
-  __shared__ unsigned s_prefix[32];  // exclusive prefix of each group within the whole array
+  __shared__ unsigned s_totals[32];  // block_exclusive_scan's: each (vector, warp) group's sum
+  __shared__ unsigned s_prefix[32];  // and each group's exclusive prefix within the whole array
   const unsigned lane = lane_id();
   const unsigned warp = warp_id();
 
@@ -86,12 +86,18 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
   uint4 v[kVecs];
   load_tile<kThreads, Access::kStreaming>(in, base, n, vector_ok, v);
 
-  // TODO(1.8): scan the tile in the block (vector sums, warp_inclusive_scan,
-  // the 32 (vector, warp) totals in s_totals, warp 0 scans them); warp 0
-  // publishes the tile's aggregate (tile 0: its inclusive prefix at once),
-  // calls look_back, publishes aggregate + prefix with kPrefix and writes
-  // the groups' prefixes to s_prefix; then every thread turns v into the
-  // exclusive prefixes of its elements. Add in unsigned.
+  // Warp 0's part, called by its 32 lanes with the tile's aggregate as soon
+  // as the tile is reduced: publish the aggregate at once, look back for the
+  // sum of all tiles before this one, publish the inclusive prefix, and
+  // return the prefix (in every lane), from which the scan goes on.
+  const auto tile_prefix = [&](unsigned aggregate) {
+    unsigned prefix = 0;
+    // TODO(1.8): lane 0 publishes the tile's aggregate (tile 0: at once as
+    // its inclusive prefix, and the prefix stays 0); other tiles call
+    // look_back and lane 0 publishes prefix + aggregate with kPrefix.
+    return prefix;
+  };
+  block_exclusive_scan<kThreads>(v, lane, warp, s_totals, s_prefix, tile_prefix);
   store_tile<kThreads, Access::kStreaming>(out, base, n, vector_ok, v);
 }
 

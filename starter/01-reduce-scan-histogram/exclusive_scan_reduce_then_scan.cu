@@ -60,10 +60,18 @@ __global__ void __launch_bounds__(kThreads)
   const std::size_t base = static_cast<std::size_t>(blockIdx.x) * kTile;
   uint4 v[kVecs];
   load_tile<kThreads, Access::kCached>(in, base, n, vector_ok, v);
-  // TODO(1.7): scan the tile in the block (vector sums, warp_inclusive_scan,
-  // the 32 (vector, warp) totals in s_totals, warp 0 scans them from
-  // prefixes[blockIdx.x] into s_prefix), then turn v into the exclusive
-  // prefixes of the thread's elements. Add in unsigned.
+  unsigned excl[kVecs];  // the sum of the warp's lower lanes' vector k
+  // TODO(1.7): each thread's vector sums (its 4 values each), scanned
+  // across the warp with warp_inclusive_scan: excl[k] = the sum of the
+  // lower lanes' vector k; lane 31 writes the (vector k, warp) group's total
+  // to s_totals[k * kWarps + warp]. Add in unsigned.
+  // TODO(1.7): after a barrier, warp 0 scans the 32 group totals (in
+  // s_totals order) and writes each group's exclusive prefix within the
+  // whole array, from the tile's prefix prefixes[blockIdx.x] (0 when
+  // prefixes == nullptr), to s_prefix; then a barrier.
+  // TODO(1.7): turn v into the exclusive prefixes of the thread's
+  // elements: its group's prefix in s_prefix, plus excl[k], plus the
+  // components before it in the vector.
   store_tile<kThreads, Access::kCached>(out, base, n, vector_ok, v);
 }
 

@@ -1,7 +1,8 @@
 // Exercise 4.6: the stable filter in one pass: the scan of exercise 1.8
 // (Merrill & Garland 2016) over the tiles' counts of selected elements. Its
 // dynamic tile ids, status words and warp-wide look-back are 1.8's, given in
-// cudalab/decoupled_lookback.cuh; the tile's work is this exercise's.
+// cudalab/decoupled_lookback.cuh, and its warp scan is 1.7's, given in
+// cudalab/block_scan.cuh; the tile's work is this exercise's.
 // Lesson: chapters/04-filtering-atomics/README.md, "4.6".
 // Grade:  tools/grade 4.6      Hints: tools/grade --hint 4.6
 #include <cuda/atomic>
@@ -10,6 +11,7 @@
 #include <cstdint>
 
 #include "cudalab/async_buffer.cuh"
+#include "cudalab/block_scan.cuh"
 #include "cudalab/decoupled_lookback.cuh"
 #include "cudalab/error.cuh"
 #include "cudalab/filter.cuh"
@@ -43,9 +45,13 @@ union Vec {
 // Exercise 1.8's single pass, given (cudalab/decoupled_lookback.cuh): the
 // tile status word, here with a tile's count as its value (Word, kInvalid,
 // kAggregate, kPrefix, StatusRef, make_word, status_of, value_of), the tile
-// claim (claim_tile), the warp scan (warp_inclusive_scan) and the look-back
-// over the counts of the tiles before this one (look_back).
+// claim (claim_tile) and the look-back over the counts of the tiles before
+// this one (look_back).
 using namespace lookback;
+
+// Exercise 1.7's warp scan, given (cudalab/block_scan.cuh): lane l gets the
+// sum of x over lanes 0 to l.
+using scan::device::warp_inclusive_scan;
 
 // The tile layout (as 1.8): vector k of thread t holds the elements
 // P (k * kThreads + t) .. P (k * kThreads + t) + P - 1 of the tile (P per

@@ -470,13 +470,14 @@ def given_merge_path() -> str:
     return text[:a] + text[b:]
 
 
-def given_lookback(file: str, todo: str, end: str, call: str) -> str:
-    """Chapter 1's starter `file` including cudalab/decoupled_lookback.cuh (chapters/common), whose
-    given code (for 1.9 and 4.6) is 1.8's reference tile claim and look-back and 1.7's warp scan,
-    with its TODO (from `todo` to `end`) replaced by `call` into it."""
+def given_scan_code(header: str, file: str, todo: str, end: str, call: str) -> str:
+    """Chapter 1's starter `file` including `header` of chapters/common: cudalab/block_scan.cuh,
+    whose given code (for 1.8 and 4.6) is 1.7's reference warp scan and tile scan, or
+    cudalab/decoupled_lookback.cuh, whose given code (for 1.9 and 4.6) is 1.8's reference tile
+    claim and look-back; with its TODO (from `todo` to `end`) replaced by `call` into it."""
     text = (REPO / "starter" / "01-reduce-scan-histogram" / file).read_text()
     text = text.replace('#include "cudalab/error.cuh"\n',
-                        '#include "cudalab/decoupled_lookback.cuh"\n#include "cudalab/error.cuh"\n', 1)
+                        f'#include "{header}"\n#include "cudalab/error.cuh"\n', 1)
     a = text.index(todo)
     b = text.index(end, a) + len(end)
     return text[:a] + call + text[b:]
@@ -495,20 +496,30 @@ ATTACKS.update({
     "1.4's vector loads from the given block_load_store.cuh": (
         "1.4", chapter1_including("sum_vectorized.cu", "cudalab/block_load_store.cuh"),
         "include", "which 1.4 may not include: its given load_tile (given to 1.7 and 1.8)"),
-    "1.3's warp sum from the given decoupled_lookback.cuh": (
-        "1.3", chapter1_including("sum_warp_shuffle.cu", "cudalab/decoupled_lookback.cuh"),
+    "1.3's warp sum from the given block_scan.cuh": (
+        "1.3", chapter1_including("sum_warp_shuffle.cu", "cudalab/block_scan.cuh"),
         "include", "which 1.3 may not include: its given warp_inclusive_scan"),
-    # 1.8's look-back and 1.7's warp scan are given to 4.6 in chapters/common (a forbid_include path
-    # that leaves the chapter's folder: ../common/include/...)
+    # 1.7's warp scan and tile scan are given to 1.8 and 4.6, 1.8's tile claim and look-back to 1.9
+    # and 4.6, in chapters/common (forbid_include paths that leave the chapter's folder:
+    # ../common/include/...)
     "1.8's look_back from the given decoupled_lookback.cuh": (
-        "1.8", given_lookback("exclusive_scan_decoupled_lookback.cu", "  unsigned prefix = 0;\n  // TODO(1.8)",
-                              "  return prefix;\n", "  return lookback::look_back(status, tile);\n"),
-        "include", "includes `cudalab/decoupled_lookback.cuh` (line 13), which 1.8 may not include: its "
-                   "given claim_tile, warp_inclusive_scan and look_back (given to 1.9 and 4.6)"),
-    "1.7's warp scan from the given decoupled_lookback.cuh": (
-        "1.7", given_lookback("exclusive_scan_reduce_then_scan.cu", "  // TODO(1.7): five", "  return x;\n",
-                              "  return lookback::warp_inclusive_scan(x);\n"),
-        "include", "which 1.7 may not include: its given warp_inclusive_scan"),
+        "1.8", given_scan_code("cudalab/decoupled_lookback.cuh", "exclusive_scan_decoupled_lookback.cu",
+                               "  unsigned prefix = 0;\n  // TODO(1.8)", "  return prefix;\n",
+                               "  return lookback::look_back(status, tile);\n"),
+        "include", "includes `cudalab/decoupled_lookback.cuh` (line 14), which 1.8 may not include: its "
+                   "given claim_tile and look_back (given to 1.9 and 4.6)"),
+    "1.7's warp scan from the given block_scan.cuh": (
+        "1.7", given_scan_code("cudalab/block_scan.cuh", "exclusive_scan_reduce_then_scan.cu",
+                               "  // TODO(1.7): five", "  return x;\n",
+                               "  return device::warp_inclusive_scan(x);\n"),
+        "include", "includes `cudalab/block_scan.cuh` (line 11), which 1.7 may not include: its given "
+                   "warp_inclusive_scan and block_exclusive_scan (given to 1.8 and 4.6)"),
+    "1.7's tile scan from the given block_scan.cuh": (
+        "1.7", given_scan_code("cudalab/block_scan.cuh", "exclusive_scan_reduce_then_scan.cu",
+                               "  // TODO(1.7): each thread's vector sums", "components before it in the vector.\n",
+                               "  device::block_exclusive_scan<kThreads>(v, lane, warp, s_totals, s_prefix,\n"
+                               "      [&](unsigned) { return prefixes != nullptr ? prefixes[blockIdx.x] : 0u; });\n"),
+        "include", "which 1.7 may not include: its given warp_inclusive_scan and block_exclusive_scan"),
     "5.1's replace_smallest from the given heap of warp_heap.cuh": (
         "5.1", given_heap("5.1", "replace_smallest.cu", "  // TODO(5.1)", "  return x;\n",
                           "  return device::replace_smallest(mine, x);\n"),
@@ -712,8 +723,8 @@ class ContractTest(unittest.TestCase):
     def test_forbidden_headers_exist_and_say_why(self):
         """forbid_include names real course headers; 5.1 to 5.3 may not include the given heap,
         5.1 and 5.2 not the given nodes (5.3 composes its heap from them), 4.4 and 4.5 not 4.4's
-        given aggregation (4.7 composes with it), 1.3, 1.4, 1.7 and 1.8 the given look-back, 1.4
-        the given vector tile loads."""
+        given aggregation (4.7 composes with it), 1.7 the given tile scan, 1.8 the given look-back,
+        1.3 and 1.4 neither (a warp sum), 1.4 not the given vector tile loads."""
         for ex in EXERCISES.values():
             for header, why in source.contract(ex, REPO).forbid_include:
                 with self.subTest(exercise=ex.id, header=header):
@@ -736,7 +747,13 @@ class ContractTest(unittest.TestCase):
                       dict(source.contract(EXERCISES["2.6"], REPO).forbid_include))
         self.assertEqual(source.contract(EXERCISES["2.7"], REPO).forbid_include, ())
         # a header of chapters/common, named from the chapter's folder as ../common/include/...
-        for exid in ("1.3", "1.4", "1.7", "1.8"):
+        self.assertEqual(list(dict(source.contract(EXERCISES["1.7"], REPO).forbid_include)),
+                         ["chapters/common/include/cudalab/block_scan.cuh"])
+        self.assertEqual(list(dict(source.contract(EXERCISES["1.8"], REPO).forbid_include)),
+                         ["chapters/common/include/cudalab/decoupled_lookback.cuh"])
+        for exid in ("1.3", "1.4"):
+            self.assertIn("chapters/common/include/cudalab/block_scan.cuh",
+                          dict(source.contract(EXERCISES[exid], REPO).forbid_include))
             self.assertIn("chapters/common/include/cudalab/decoupled_lookback.cuh",
                           dict(source.contract(EXERCISES[exid], REPO).forbid_include))
         for exid in ("1.9", "4.6"):

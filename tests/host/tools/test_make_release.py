@@ -166,18 +166,19 @@ class EditionOfThisCourse(unittest.TestCase):
 
     def test_a_given_copy_in_a_chapter_header_is_withheld(self):
         """Chapter 5's warp_heap.cuh gives 5.3's heap to 5.4, chapters/common's decoupled_lookback.cuh
-        1.8's look-back to 4.6: the edition has 5.3's and 1.8's starter text there; likewise the given
-        copies of 5.1 and 5.2 (heap_nodes.cuh) and 4.4 (warp_aggregated.cuh)."""
+        1.8's look-back to 4.6 and block_scan.cuh 1.7's tile scan to 1.8: the edition has 5.3's,
+        1.8's and 1.7's starter text there; likewise the given copies of 5.1 and 5.2 (heap_nodes.cuh)
+        and 4.4 (warp_aggregated.cuh)."""
         rel = "chapters/05-warp-heap/include/cudalab/warp_heap.cuh"
         text = (self.dest / rel).read_text()
         self.assertIn("// Student edition: the full course gives exercise 5.3's solution here", text)
         self.assertIn("TODO(5.3)", text)
         self.assertIn("withheld: " + rel, self.made.stdout)
-        # chapters/common's decoupled_lookback.cuh gives 1.8's tile claim, warp scan and look-back
-        # to 1.9 and 4.6: all three are 1.8's starter text there
+        # chapters/common's decoupled_lookback.cuh gives 1.8's tile claim and look-back to 1.9 and
+        # 4.6: both are 1.8's starter text there
         rel = "chapters/common/include/cudalab/decoupled_lookback.cuh"
         text = (self.dest / rel).read_text()
-        self.assertEqual(text.count("// Student edition: the full course gives exercise 1.8's solution here"), 3)
+        self.assertEqual(text.count("// Student edition: the full course gives exercise 1.8's solution here"), 2)
         self.assertNotIn("__ballot_sync(kFullMask", text)
         self.assertIn("withheld: " + rel, self.made.stdout)
         # heap_nodes.cuh gives 5.1's replace_smallest and 5.2's min_child to 5.3 (and to warp_heap.cuh)
@@ -193,6 +194,16 @@ class EditionOfThisCourse(unittest.TestCase):
         text = (self.dest / rel).read_text()
         self.assertIn("// Student edition: the full course gives exercise 4.4's solution here", text)
         self.assertNotIn("atomicAdd(count", text)
+        # chapters/common's block_scan.cuh gives 1.7's warp scan (to 1.8 and 4.6) and the first and
+        # last of the three blocks of its tile scan (to 1.8; the middle one, which asks a callback
+        # for the tile's prefix, is the header's own): all three are 1.7's starter text there
+        rel = "chapters/common/include/cudalab/block_scan.cuh"
+        text = (self.dest / rel).read_text()
+        self.assertEqual(text.count("// Student edition: the full course gives exercise 1.7's solution here"), 3)
+        self.assertNotIn("__shfl_up_sync(kFullMask", text)
+        self.assertNotIn("excl[k] = inc - s;", text)
+        self.assertNotIn("v[k] = make_uint4(p0, p1, p2, p3);", text)
+        self.assertIn("TODO(1.7): turn v into the exclusive prefixes", text)
         self.assertIn("withheld: " + rel, self.made.stdout)
 
     def test_one_commit(self):

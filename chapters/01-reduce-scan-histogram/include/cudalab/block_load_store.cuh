@@ -10,8 +10,8 @@
 /// tiles of 16-byte aligned arrays move in vectors; the last tile, and every
 /// tile of a misaligned array, element by element.
 ///
-/// This is given code: the student writes the scan between the load and the
-/// store. Source: the striped arrangement of CUB's `BlockLoad` and
+/// This is given code: the scan between the load and the store is exercise
+/// 1.7's (given to 1.8 as block_exclusive_scan, in block_scan.cuh). Source: the striped arrangement of CUB's `BlockLoad` and
 /// `BlockStore` (`cub::LoadDirectStriped`), in 16-byte vectors.
 #pragma once
 
@@ -20,7 +20,8 @@
 #include <cuda_runtime.h>
 
 /// @brief Device code the chapter's exercises are given: the tile loads and
-///        stores (block_load_store.cuh).
+///        stores (block_load_store.cuh), and 1.7's warp scan and tile scan
+///        (chapters/common's block_scan.cuh).
 namespace cudalab::scan::device {
 
 /// @brief How the whole-tile path reaches global memory.
