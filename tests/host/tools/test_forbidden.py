@@ -436,6 +436,14 @@ void bounding_box(const float3* points, std::size_t n, Box* box, std::uint64_t* 
 """
 
 
+def with_region_replaced(text: str, start: str, end: str, call: str) -> str:
+    """`text` with the region from the first `start` to the first `end` after it (both included)
+    replaced by `call`."""
+    a = text.index(start)
+    b = text.index(end, a) + len(end)
+    return text[:a] + call + text[b:]
+
+
 def given_heap(exid: str, file: str, todo: str, end: str, call: str, include: str = '"cudalab/warp_heap.cuh"') -> str:
     """Chapter 5's starter `file` whose TODO (from `todo` to `end`) is `call` into the given heap
     of cudalab/warp_heap.cuh, the course's reference solution of 5.1 to 5.3 (given to 5.4), or
@@ -443,9 +451,7 @@ def given_heap(exid: str, file: str, todo: str, end: str, call: str, include: st
     the call `device::...` inside `namespace cudalab::heap` names no qualified namespace."""
     text = (REPO / "starter" / "05-warp-heap" / file).read_text()
     text = text.replace('#include "cudalab/warp.cuh"\n', f'#include "cudalab/warp.cuh"\n#include {include}\n', 1)
-    a = text.index(todo)
-    b = text.index(end, a) + len(end)
-    return text[:a] + call + text[b:]
+    return with_region_replaced(text, todo, end, call)
 
 
 def given_warp_aggregation(file: str, todo: str, call: str) -> str:
@@ -475,12 +481,7 @@ def given_scan_code(header: str, file: str, todo: str, end: str, call: str) -> s
     whose given code (for 1.8 and 4.6) is 1.7's reference warp scan and tile scan, or
     cudalab/decoupled_lookback.cuh, whose given code (for 1.9 and 4.6) is 1.8's reference tile
     claim and look-back; with its TODO (from `todo` to `end`) replaced by `call` into it."""
-    text = (REPO / "starter" / "01-reduce-scan-histogram" / file).read_text()
-    text = text.replace('#include "cudalab/error.cuh"\n',
-                        f'#include "{header}"\n#include "cudalab/error.cuh"\n', 1)
-    a = text.index(todo)
-    b = text.index(end, a) + len(end)
-    return text[:a] + call + text[b:]
+    return with_region_replaced(chapter1_including(file, header), todo, end, call)
 
 
 def chapter1_including(file: str, header: str) -> str:
